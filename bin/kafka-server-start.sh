@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Licensed to the Apache Software Foundation (ASF) under the Apache License 2.0.
+if [ $# -lt 1 ]; then
+  echo "USAGE: $0 [-daemon] server.properties [--override property=value]*"
+  exit 1
+fi
+base_dir=$(dirname "$0")
+
+if [ -z "$KAFKA_LOG4J_OPTS" ]; then
+  export KAFKA_LOG4J_OPTS="-Dlog4j2.configurationFile=$base_dir/../config/log4j2.yaml"
+fi
+if [ -z "$KAFKA_HEAP_OPTS" ]; then
+  export KAFKA_HEAP_OPTS="-Xmx1G -Xms1G"
+fi
+
+EXTRA_ARGS=${EXTRA_ARGS-'-name kafkaServer -loggc'}
+
+COMMAND=$1
+case $COMMAND in
+  -daemon)
+    EXTRA_ARGS="-daemon $EXTRA_ARGS"
+    shift
+    ;;
+esac
+
+# shellcheck disable=SC2086
+exec "$base_dir/kafka-run-class.sh" $EXTRA_ARGS kafka.Kafka "$@"

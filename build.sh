@@ -1,0 +1,403 @@
+#!/usr/bin/env bash
+# The one entry point of this repository: builds the patched Apache Kafka
+# distribution, runs it, tests it, and drives images, system tests and
+# benchmarks. `./build.sh --help` lists the subcommands.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BUILD="$ROOT/build"
+TREE="$ROOT/kafka"
+PATCHES="$ROOT/patches"
+LOCK="$ROOT/upstream/artifacts.sha256"
+UPSTREAM_OUT="$BUILD/upstream"
+
+# The pinned release lives in pom.xml only; everything else reads it from there.
+pom_prop() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$ROOT/pom.xml" | head -1; }
+KAFKA_VERSION="$(pom_prop revision)"
+SCALA_VERSION="$(pom_prop kafka.scala.version)"
+COMMIT_ID="$(pom_prop kafka.commitId)"
+SUFFIX="$(pom_prop changelist)"            # "-compress.1"
+DIST_VERSION="$KAFKA_VERSION$SUFFIX"
+DIST_NAME="kafka_${SCALA_VERSION}-${DIST_VERSION}"
+DIST="$BUILD/dist/$DIST_NAME"
+
+# upstream artifact -> folder under kafka/ (upstream's repository layout)
+MODULES=(kafka-clients:clients kafka-server-common:server-common kafka-storage:storage kafka-server:server)
+
+log() { printf '[build.sh] %s\n' "$*" >&2; }
+die() { printf '[build.sh] ERROR: %s\n' "$*" >&2; exit 1; }
+mvn_q() { (cd "$ROOT" && mvn -q "$@"); }
+
+usage() {
+    cat <<EOF
+Usage: ./build.sh [SUBCOMMAND] [ARGS]
+
+Builds Apache Kafka $KAFKA_VERSION (Scala $SCALA_VERSION, upstream commit $COMMIT_ID)
+with the patch series in patches/, as the distribution $DIST_NAME.
+
+Subcommands:
+  build            (default) fetch and verify upstream, apply the series to kafka/,
+                   compile the patched jars and providers, assemble build/dist/
+  run [--dir D]    build if needed, then start a single-node KRaft broker on
+                   127.0.0.1:9092 in the foreground (data under build/run/, or D)
+  test [--quick]   build, then run the project's tests and upstream's test gate
+                   (--quick: project tests only)
+  gate             run only upstream's test gate against the patched jars
+  image            build the broker image and the test-node image (docker or podman)
+  systest [TEST..] run the ducktape system tests on containers of the test-node image
+  bench [--quick]  run the benchmarks, stock Kafka $KAFKA_VERSION beside this distribution
+  source           only fetch upstream and (re)materialize kafka/ with the series
+  lock             re-record upstream/artifacts.sha256 from what Maven fetched
+                   (maintainers, after changing the pinned release)
+  clean            remove build/ (kafka/ is kept; remove it by hand to re-materialize)
+  -h, --help       this help
+
+Environment: JAVA_HOME selects the JDK (17 or newer); MAVEN_OPTS is passed to Maven.
+EOF
+}
+
+# ---------------------------------------------------------------------------
+# upstream artifacts
+
+fetch_upstream() {
+    local stamp
+    stamp="$(cat "$ROOT/pom.xml" "$ROOT/upstream/pom.xml" "$LOCK" 2>/dev/null | sha256sum | cut -c1-16)"
+    if [[ -f "$UPSTREAM_OUT/.stamp" && "$(cat "$UPSTREAM_OUT/.stamp")" == "$stamp" ]]; then
+        return 0
+    fi
+    log "fetching Apache Kafka $KAFKA_VERSION artifacts (sources, tests, runtime closure) with Maven"
+    rm -rf "$UPSTREAM_OUT"
+    mvn_q -N install
+    mvn_q -f upstream/pom.xml package
+    verify_upstream
+    echo "$stamp" > "$UPSTREAM_OUT/.stamp"
+}
+
+verify_upstream() {
+    [[ -f "$LOCK" ]] || die "no lock file $LOCK (run ./build.sh lock to record one)"
+    local listed actual
+    listed="$(awk '{print $2}' "$LOCK" | sort)"
+    actual="$(cd "$UPSTREAM_OUT" && find sources libs testlibs -name '*.jar' | sort)"
+    if [[ "$listed" != "$actual" ]]; then
+        diff <(echo "$listed") <(echo "$actual") >&2 || true
+        die "the artifacts Maven fetched are not the ones $LOCK lists (see the diff above)"
+    fi
+    if ! (cd "$UPSTREAM_OUT" && sha256sum --quiet -c "$LOCK" >&2); then
+        die "SHA-256 mismatch against $LOCK: refusing to build from unverified upstream artifacts"
+    fi
+    local props
+    props="$(unzip -p "$UPSTREAM_OUT/libs/kafka-clients-$KAFKA_VERSION.jar" kafka/kafka-version.properties)"
+    grep -qx "commitId=$COMMIT_ID" <<<"$props" \
+        || die "kafka-clients-$KAFKA_VERSION.jar is not upstream commit $COMMIT_ID: $props"
+    grep -qx "version=$KAFKA_VERSION" <<<"$props" \
+        || die "kafka-clients-$KAFKA_VERSION.jar reports another version: $props"
+    log "upstream artifacts verified: $(wc -l < "$LOCK") files match $LOCK, commit $COMMIT_ID"
+}
+
+cmd_lock() {
+    rm -rf "$UPSTREAM_OUT"
+    mvn_q -N install
+    mvn_q -f upstream/pom.xml package
+    (cd "$UPSTREAM_OUT" && find sources libs testlibs -name '*.jar' | sort | xargs sha256sum) > "$LOCK"
+    log "recorded $(wc -l < "$LOCK") artifacts in $LOCK"
+    verify_upstream
+    cat "$ROOT/pom.xml" "$ROOT/upstream/pom.xml" "$LOCK" | sha256sum | cut -c1-16 > "$UPSTREAM_OUT/.stamp"
+}
+
+# ---------------------------------------------------------------------------
+# kafka/: pristine upstream as one commit, then one commit per patch
+
+series_patches() {
+    [[ -f "$PATCHES/series" ]] || return 0
+    sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$PATCHES/series" | grep -v '^$' || true
+}
+
+series_stamp() {
+    {
+        cat "$LOCK"
+        local p
+        for p in $(series_patches); do
+            [[ -f "$PATCHES/$p" ]] || die "patches/series names $p, which is not in patches/"
+            echo "$p"; cat "$PATCHES/$p"
+        done
+    } | sha256sum | cut -c1-16
+}
+
+# patch ids of the commits on top of pristine upstream, and of the series' files
+tree_patch_ids() { git -C "$TREE" log --reverse -p upstream..HEAD | git patch-id --stable | awk '{print $1}'; }
+series_patch_ids() {
+    local p
+    for p in $(series_patches); do git patch-id --stable < "$PATCHES/$p" | awk '{print $1}'; done
+}
+
+materialize() {
+    local stamp
+    stamp="$(series_stamp)"
+    if [[ -d "$TREE/.git" ]]; then
+        [[ -f "$TREE/.git/kc-stamp" && "$(cat "$TREE/.git/kc-stamp")" == "$stamp" ]] && return 0
+        # kafka/ is out of date with patches/. Rebuild it, unless that would lose work.
+        if [[ -z "$(git -C "$TREE" status --porcelain)" ]] && [[ "$(tree_patch_ids)" == "$(series_patch_ids)" ]]; then
+            # the maintainer exported kafka/'s commits with git format-patch: nothing to do
+            echo "$stamp" > "$TREE/.git/kc-stamp"
+            git -C "$TREE" rev-parse HEAD > "$TREE/.git/kc-head"
+            log "kafka/ already holds the series (patch ids match)"
+            return 0
+        fi
+        if [[ -n "$(git -C "$TREE" status --porcelain)" ]] || \
+           [[ "$(git -C "$TREE" rev-parse HEAD)" != "$(cat "$TREE/.git/kc-head" 2>/dev/null)" ]]; then
+            die "kafka/ has changes or commits that are not in patches/. Export them first
+    (cd kafka && git format-patch -o ../patches upstream..HEAD, then list them in patches/series),
+    or discard them with: rm -rf kafka"
+        fi
+    fi
+    log "materializing kafka/ from the $KAFKA_VERSION source artifacts"
+    local tmp="$ROOT/.kafka.tmp"
+    rm -rf "$tmp"
+    mkdir -p "$tmp"
+    local m art dir
+    for m in "${MODULES[@]}"; do
+        art="${m%%:*}"; dir="${m##*:}"
+        unpack_sources "$UPSTREAM_OUT/sources/$art-$KAFKA_VERSION-sources.jar" "$tmp/$dir" main
+        unpack_sources "$UPSTREAM_OUT/sources/$art-$KAFKA_VERSION-test-sources.jar" "$tmp/$dir" test
+    done
+    unzip -q -o "$UPSTREAM_OUT/sources/kafka-clients-$KAFKA_VERSION-sources.jar" LICENSE NOTICE -d "$tmp"
+    (
+        cd "$tmp"
+        git init -q -b trunk
+        git config user.name "Kafka compression distribution build"
+        git config user.email "build@localhost"
+        git add -A
+        GIT_AUTHOR_NAME="Apache Kafka" GIT_AUTHOR_EMAIL="dev@kafka.apache.org" \
+        GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" \
+            git commit -q -m "Apache Kafka $KAFKA_VERSION (upstream commit $COMMIT_ID)" \
+                -m "Unpacked from the release's published -sources and -test-sources artifacts
+(verified against upstream/artifacts.sha256), at upstream's paths."
+        git tag upstream
+    )
+    rm -rf "$TREE"
+    mv "$tmp" "$TREE"
+    git -C "$TREE" rev-parse HEAD > "$TREE/.git/kc-head"
+    apply_series
+    echo "$stamp" > "$TREE/.git/kc-stamp"
+}
+
+# unpack_sources JAR MODULE_DIR main|test: .java files to src/<kind>/java (generated
+# message classes to src/generated/java, where upstream's build writes them), the
+# rest to src/<kind>/resources.
+unpack_sources() {
+    local jar="$1" dir="$2" kind="$3" x="$2/.x" gen
+    gen="$dir/src/$kind/java"
+    [[ $kind == main ]] && gen="$dir/src/generated/java"
+    mkdir -p "$x" "$dir/src/$kind/java" "$gen"
+    unzip -q -o "$jar" -d "$x" -x 'META-INF/MANIFEST.MF' LICENSE NOTICE
+    (
+        cd "$x"
+        find . -name '*.java' -print0 | xargs -0 -r grep -L -Z 'THIS CODE IS AUTOMATICALLY GENERATED' \
+            | xargs -0 -r cp --parents -t "$dir/src/$kind/java" || true
+        find . -name '*.java' -print0 | xargs -0 -r grep -l -Z 'THIS CODE IS AUTOMATICALLY GENERATED' \
+            | xargs -0 -r cp --parents -t "$gen" || true
+        if [[ -n "$(find . -type f ! -name '*.java' -print -quit)" ]]; then
+            mkdir -p "$dir/src/$kind/resources"
+            find . -type f ! -name '*.java' -print0 | xargs -0 -r cp --parents -t "$dir/src/$kind/resources"
+        fi
+    )
+    rm -rf "$x"
+}
+
+apply_series() {
+    local p n=0 out
+    for p in $(series_patches); do
+        n=$((n + 1))
+        if ! out="$(git -C "$TREE" am --3way --committer-date-is-author-date "$PATCHES/$p" 2>&1)"; then
+            git -C "$TREE" am --abort >/dev/null 2>&1 || true
+            git -C "$TREE" rev-parse HEAD > "$TREE/.git/kc-head"
+            local where
+            where="$(grep -E '^error: (patch failed|.*: does not exist in index|.*: No such file)' <<<"$out" | head -3 | sed 's/^error: /    /')"
+            [[ -n "$where" ]] || where="$(grep -E 'error|CONFLICT' <<<"$out" | head -3 | sed 's/^/    /')"
+            printf '%s\n' "$out" | sed 's/^/    git am: /' >&2
+            die "patch $p (#$n in patches/series) does not apply to kafka/:
+$where
+kafka/ is left at the last patch that applied: $(git -C "$TREE" log -1 --format='%h %s')"
+        fi
+        log "applied $p"
+    done
+    git -C "$TREE" rev-parse HEAD > "$TREE/.git/kc-head"
+}
+
+# ---------------------------------------------------------------------------
+# compile, assemble
+
+tree_state() {
+    # what the compiled jars depend on: kafka/ (committed and uncommitted) and our poms/sources
+    {
+        git -C "$TREE" rev-parse HEAD
+        git -C "$TREE" status --porcelain --untracked-files=all | while read -r _ f; do
+            [[ -f "$TREE/$f" ]] && sha256sum "$TREE/$f" || echo "gone $f"
+        done
+        cd "$ROOT" && find pom.xml patched $( [[ -d providers ]] && echo providers ) -type f \
+            \( -name pom.xml -o -path '*/src/*' -o -path 'patched/version/*' -o -name '*.c' \) | sort | xargs sha256sum
+    } | sha256sum | cut -c1-16
+}
+
+compile() {
+    local state
+    state="$(tree_state)"
+    if [[ -f "$BUILD/.compiled" && "$(cat "$BUILD/.compiled")" == "$state" ]]; then
+        return 0
+    fi
+    log "compiling the patched modules${PROVIDERS_PRESENT:+ and providers} with Maven (JDK target 17)"
+    mvn_q package -DskipTests -pl "$(reactor_modules)" -am
+    echo "$state" > "$BUILD/.compiled"
+}
+
+reactor_modules() {
+    local mods="patched/clients,patched/server-common,patched/storage,patched/server" d
+    for d in "$ROOT"/providers/*/pom.xml; do
+        [[ -f "$d" ]] || continue
+        d="${d%/pom.xml}"; mods="$mods,providers/${d##*/}"
+    done
+    echo "$mods"
+}
+
+patched_jar() { # artifact -> path of our jar
+    local art="$1" m
+    for m in "${MODULES[@]}"; do
+        [[ "${m%%:*}" == "$art" ]] && { echo "$BUILD/patched/${m##*:}/$art-$DIST_VERSION.jar"; return; }
+    done
+    return 1
+}
+
+assemble() {
+    local state
+    state="$(cat "$BUILD/.compiled")-$(find "$ROOT/bin" "$ROOT/config" -type f | sort | xargs cat | sha256sum | cut -c1-16)"
+    if [[ -f "$DIST/.assembled" && "$(cat "$DIST/.assembled")" == "$state" ]]; then
+        return 0
+    fi
+    log "assembling $DIST"
+    local tmp="$BUILD/dist/.tmp"
+    rm -rf "$tmp"
+    mkdir -p "$tmp/libs" "$tmp/bin" "$tmp/config"
+    cp "$UPSTREAM_OUT"/libs/*.jar "$tmp/libs/"
+    local m art
+    for m in "${MODULES[@]}"; do
+        art="${m%%:*}"
+        rm -f "$tmp/libs/$art-$KAFKA_VERSION.jar"       # never both on one classpath
+        cp "$(patched_jar "$art")" "$tmp/libs/"
+    done
+    # providers: their jar plus runtime dependencies the distribution lacks
+    local p
+    for p in "$BUILD"/providers/*/dist; do
+        [[ -d "$p" ]] || continue
+        local j
+        for j in "$p"/*.jar; do
+            [[ -e "$tmp/libs/${j##*/}" ]] || cp "$j" "$tmp/libs/"
+        done
+    done
+    cp -r "$ROOT"/bin/. "$tmp/bin/"
+    cp -r "$ROOT"/config/. "$tmp/config/"
+    chmod +x "$tmp"/bin/*.sh
+    cp "$TREE/LICENSE" "$TREE/NOTICE" "$tmp/"
+    cat > "$tmp/RELEASE" <<EOF
+Apache Kafka $KAFKA_VERSION (Scala $SCALA_VERSION), upstream commit $COMMIT_ID
+with the patch series of this distribution: version $DIST_VERSION
+$(series_patches | sed 's/^/  /')
+EOF
+    rm -rf "$DIST"
+    mkdir -p "$BUILD/dist"
+    mv "$tmp" "$DIST"
+    tar -C "$BUILD/dist" -czf "$BUILD/dist/$DIST_NAME.tgz" "$DIST_NAME"
+    echo "$state" > "$DIST/.assembled"
+    log "distribution: $DIST (and $DIST_NAME.tgz)"
+}
+
+cmd_build() {
+    command -v mvn >/dev/null || die "Maven (mvn) is required: apt-get install maven"
+    command -v java >/dev/null || die "a JDK 17+ is required"
+    mkdir -p "$BUILD"
+    fetch_upstream
+    materialize
+    compile
+    assemble
+}
+
+# ---------------------------------------------------------------------------
+# run
+
+cmd_run() {
+    local dir="$BUILD/run"
+    while [[ $# -gt 0 ]]; do
+        case "$1" in
+            --dir) dir="$2"; shift 2 ;;
+            *) die "run: unknown argument $1 (see ./build.sh --help)" ;;
+        esac
+    done
+    cmd_build
+    mkdir -p "$dir"
+    dir="$(cd "$dir" && pwd)"
+    local props="$dir/server.properties"
+    if [[ ! -f "$props" ]]; then
+        sed "s:^log.dirs=.*:log.dirs=$dir/data:" "$DIST/config/server.properties" > "$props"
+    fi
+    if [[ ! -f "$dir/data/meta.properties" ]]; then
+        local id
+        id="$("$DIST/bin/kafka-storage.sh" random-uuid)"
+        log "formatting storage in $dir/data (cluster id $id)"
+        "$DIST/bin/kafka-storage.sh" format -t "$id" -c "$props" >&2
+    fi
+    cat >&2 <<EOF
+[build.sh] starting Kafka $DIST_VERSION (KRaft, broker+controller) with $props
+[build.sh] bootstrap server: 127.0.0.1:9092   (Ctrl-C stops it; data stays in $dir/data)
+[build.sh] try:  echo hello | $DIST/bin/kafka-console-producer.sh --bootstrap-server 127.0.0.1:9092 --topic demo --compression-codec zstd && $DIST/bin/kafka-console-consumer.sh --bootstrap-server 127.0.0.1:9092 --topic demo --from-beginning --max-messages 1
+EOF
+    LOG_DIR="${LOG_DIR:-$dir/logs}" exec "$DIST/bin/kafka-server-start.sh" "$props"
+}
+
+# ---------------------------------------------------------------------------
+# tests
+
+cmd_test() {
+    local quick=""
+    [[ "${1:-}" == "--quick" ]] && quick=1
+    cmd_build
+    local rc=0
+    log "project tests (pytest tests/project)"
+    (cd "$ROOT" && python3 -m pytest -q -p no:cacheprovider tests/project) || rc=1
+    if [[ -z "$quick" ]]; then
+        cmd_gate || rc=1
+    fi
+    [[ $rc == 0 ]] && log "all tests passed" || die "tests failed"
+}
+
+cmd_gate() {
+    cmd_build
+    bash "$ROOT/tests/upstream/gate.sh"
+}
+
+# ---------------------------------------------------------------------------
+
+main() {
+    local sub="${1:-build}"
+    [[ $# -gt 0 ]] && shift
+    case "$sub" in
+        build) cmd_build "$@" ;;
+        run) cmd_run "$@" ;;
+        test) cmd_test "$@" ;;
+        gate) cmd_gate "$@" ;;
+        source) mkdir -p "$BUILD"; fetch_upstream; materialize ;;
+        lock) cmd_lock ;;
+        clean) rm -rf "$BUILD" ;;
+        image|systest|bench)
+            local script="$ROOT/docker/images.sh"
+            [[ $sub == systest ]] && script="$ROOT/tests/systest.sh"
+            [[ $sub == bench ]] && script="$ROOT/bench/bench.sh"
+            [[ -f "$script" ]] || die "$sub: not available in this checkout ($script is missing)"
+            [[ "${1:-}" == "--help" || "${1:-}" == "-h" ]] || cmd_build
+            export KC_ROOT="$ROOT" KC_DIST="$DIST" KC_BUILD="$BUILD" KC_DIST_VERSION="$DIST_VERSION" \
+                KC_KAFKA_VERSION="$KAFKA_VERSION" KC_COMMIT_ID="$COMMIT_ID" KC_UPSTREAM="$UPSTREAM_OUT"
+            exec bash "$script" "$@" ;;
+        -h|--help|help) usage ;;
+        *) usage >&2; die "unknown subcommand: $sub" ;;
+    esac
+}
+
+main "$@"
