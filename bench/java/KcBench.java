@@ -39,6 +39,12 @@ import java.util.zip.GZIPOutputStream;
  *     16 KiB BufferedOutputStream, as Kafka 4.3.1 does). PROVIDERS is a comma list of
  *     "builtin" and CompressionService class names (called by reflection, so this file
  *     compiles against stock jars). Prints one CSV line per cell.
+ * sla BOOTSTRAP TOPIC PROPS FILE STOP_P99_MS STEP_SECONDS REPEATS STEP_FACTOR
+ *     KIP-1121 table: one producer (one JVM for all steps), fixed-rate sends of FILE's lines;
+ *     5 s unthrottled warm-up gives the saturation rate P; then rates from 0.2 P up by
+ *     STEP_FACTOR, REPEATS x STEP_SECONDS each, latency send-to-ack per record; stops when the
+ *     median p99 exceeds STOP_P99_MS, the producer falls 10% behind, or the rate passes 1.5 P.
+ *     Prints "peak,..." then "step,target,achieved,p50_ms,p99_ms,avg_ms,raw_bytes".
  * keyed BOOTSTRAP TOPIC RECORDS KEYS PROPS FILE
  *     produces RECORDS records with keys k0..k(KEYS-1), values from FILE's lines, with
  *     producer properties PROPS (k=v,k=v); prints records/s.
@@ -53,6 +59,9 @@ public final class KcBench {
                 break;
             case "keyed":
                 keyed(args);
+                break;
+            case "sla":
+                sla(args);
                 break;
             default:
                 throw new IllegalArgumentException("unknown mode " + args[0]);
@@ -215,5 +224,94 @@ public final class KcBench {
         }
         double secs = (System.nanoTime() - start) / 1e9;
         System.out.printf("keyed %d records in %.2f s = %.0f records/s%n", count, secs, count / secs);
+    }
+
+    // ------------------------------------------------------------------ KIP-1121 fixed-rate producer
+
+    static Properties producerProps(String bootstrap, String kvs) {
+        Properties props = new Properties();
+        props.put("bootstrap.servers", bootstrap);
+        props.put("key.serializer", "org.apache.kafka.common.serialization.ByteArraySerializer");
+        props.put("value.serializer", "org.apache.kafka.common.serialization.ByteArraySerializer");
+        if (!kvs.isEmpty()) {
+            for (String kv : kvs.split(",")) {
+                int eq = kv.indexOf('=');
+                props.put(kv.substring(0, eq), kv.substring(eq + 1));
+            }
+        }
+        return props;
+    }
+
+    /** Sends at {@code rate} records/s for {@code seconds} (rate <= 0: as fast as possible); returns {achieved, p50, p99, avg} (ms). */
+    static double[] window(KafkaProducer<byte[], byte[]> producer, String topic, List<byte[]> values, double rate,
+                           double seconds, long[] rawBytes) throws Exception {
+        int cap = rate > 0 ? (int) (rate * seconds * 1.2) + 1000 : 5_000_000;
+        final long[] lat = new long[cap];
+        final java.util.concurrent.atomic.AtomicInteger acked = new java.util.concurrent.atomic.AtomicInteger();
+        long start = System.nanoTime();
+        long end = start + (long) (seconds * 1e9);
+        int sent = 0;
+        long now;
+        while ((now = System.nanoTime()) < end && sent < cap) {
+            if (rate > 0) {
+                long due = (long) ((now - start) / 1e9 * rate);
+                if (sent >= due) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+                    continue;
+                }
+            }
+            final int idx = sent++;
+            final long t = System.nanoTime();
+            byte[] v = values.get(idx % values.size());
+            rawBytes[0] += v.length;
+            producer.send(new ProducerRecord<>(topic, v), (md, e) -> {
+                lat[idx] = System.nanoTime() - t;
+                acked.incrementAndGet();
+            });
+        }
+        producer.flush();
+        double elapsed = (System.nanoTime() - start) / 1e9;
+        long[] l = Arrays.copyOf(lat, sent);
+        Arrays.sort(l);
+        double sum = 0;
+        for (long x : l) sum += x;
+        return new double[] {sent / elapsed, l[(int) (sent * 0.5)] / 1e6, l[Math.min(sent - 1, (int) (sent * 0.99))] / 1e6,
+            sum / Math.max(sent, 1) / 1e6};
+    }
+
+    static void sla(String[] args) throws Exception {
+        String bootstrap = args[1];
+        String topic = args[2];
+        Properties props = producerProps(bootstrap, args[3]);
+        List<byte[]> values = new ArrayList<>();
+        for (String line : Files.readAllLines(Paths.get(args[4]), StandardCharsets.UTF_8)) {
+            if (!line.isEmpty()) values.add(line.getBytes(StandardCharsets.UTF_8));
+        }
+        double stopMs = Double.parseDouble(args[5]);
+        double seconds = Double.parseDouble(args[6]);
+        int repeats = Integer.parseInt(args[7]);
+        double factor = Double.parseDouble(args[8]);
+        long[] raw = new long[1];
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
+            double[] peak = window(producer, topic, values, -1, 5, raw);
+            System.out.printf("peak,%.0f,%.2f%n", peak[0], peak[2]);
+            System.out.flush();
+            double rate = 0.2 * peak[0];
+            while (rate <= 1.5 * peak[0]) {
+                double[][] reps = new double[repeats][];
+                for (int r = 0; r < repeats; r++) reps[r] = window(producer, topic, values, rate, seconds, raw);
+                double[] med = new double[4];
+                for (int k = 0; k < 4; k++) {
+                    double[] col = new double[repeats];
+                    for (int r = 0; r < repeats; r++) col[r] = reps[r][k];
+                    Arrays.sort(col);
+                    med[k] = col[repeats / 2];
+                }
+                System.out.printf("step,%.0f,%.0f,%.2f,%.2f,%.2f,%d%n", rate, med[0], med[1], med[2], med[3], raw[0]);
+                System.out.flush();
+                if (med[2] > stopMs || med[0] < 0.9 * rate) break;
+                rate *= factor;
+            }
+        }
     }
 }
