@@ -751,8 +751,10 @@ def charts(t1, t3, t2):
             if r["impl"] != "stock":
                 lab += f" ({impl})"
             ax.annotate(lab, (r["size_ratio"], r["records_s"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        present = {r["impl"].replace("patched+", "") for r in ok}
         for impl, mk in markers.items():
-            ax.scatter([], [], marker=mk, color="black", label=impl)
+            if impl in present:
+                ax.scatter([], [], marker=mk, color="black", label=impl)
         ax.set_xlabel("bytes on disk / bytes on disk uncompressed (lower = smaller)")
         ax.set_ylabel("producer records/s (median)")
         ax.set_title(f"KIP-390 codec x level, json-records, batch.size=1 MiB linger.ms=100 (Kafka {VERSION})")

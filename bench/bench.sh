@@ -44,6 +44,8 @@ javac -nowarn -d "$OUT/classes" -cp "$KC_UPSTREAM/libs/*" "$ROOT/bench/java/KcBe
 CODEC_MD="$OUT/codec.md"
 if [[ -x "$ROOT/bench/codec/run.sh" || -f "$ROOT/bench/codec/run.sh" ]]; then
     log "running bench/codec/run.sh ${QUICK[*]:-}"
+    # --quick stays under 10 minutes: no QAT container build/run for the codec table (set BENCH_QAT_CONTAINER=auto to force)
+    [[ ${#QUICK[@]} -gt 0 ]] && export BENCH_QAT_CONTAINER="${BENCH_QAT_CONTAINER:-no}"
     if timeout "$([[ ${#QUICK[@]} -gt 0 ]] && echo 240 || echo 2400)" \
         bash "$ROOT/bench/codec/run.sh" "${QUICK[@]}" > "$OUT/logs/codec.out" 2> "$OUT/logs/codec.err"; then
         { echo "Output of \`bench/codec/run.sh ${QUICK[*]:-}\` (in process, the providers' harness):"; echo
