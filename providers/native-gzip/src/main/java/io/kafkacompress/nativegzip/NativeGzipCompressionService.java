@@ -56,7 +56,7 @@ public class NativeGzipCompressionService implements CompressionService {
 
     @Override
     public String toString() {
-        return "native gzip (JNI: ISA-L " + NativeGzip.ISAL_LIBRARY + " at levels 1-2, libdeflate "
-            + NativeGzip.LIBDEFLATE_LIBRARY + " at levels 3-9, ISA-L inflate)";
+        return "native gzip (JNI: ISA-L " + NativeGzip.ISAL_LIBRARY + " at level 1, libdeflate "
+            + NativeGzip.LIBDEFLATE_LIBRARY + " at levels 2-9, ISA-L inflate)";
     }
 }
