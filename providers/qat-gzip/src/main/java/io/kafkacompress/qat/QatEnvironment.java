@@ -88,12 +88,12 @@ final class QatEnvironment {
         try {
             Class.forName("com.intel.qat.QatZipper", false, cl);
         } catch (ClassNotFoundException | LinkageError e) {
-            return "qat-java (com.intel.qat:qat-java) is not on the classpath";
+            return "qat-java (com.intel.qat:qat-java) is not on the classpath: " + e;
         }
         try {
             Class.forName("com.github.luben.zstd.SequenceProducer", false, cl);
         } catch (ClassNotFoundException | LinkageError e) {
-            return "zstd-jni (com.github.luben:zstd-jni), which qat-java needs, is not on the classpath";
+            return "zstd-jni (com.github.luben:zstd-jni), which qat-java needs, is not on the classpath: " + e;
         }
         if (findQatzip() == null)
             return QATZIP_LIBRARY + " not found (install QATzip: Debian trixie's libqatzip3, libqat4, libusdm0)";
