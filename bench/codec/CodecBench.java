@@ -125,35 +125,49 @@ public class CodecBench {
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
     }
 
-    /** Median MB/s of compressing every batch, and the compressed batches. */
-    static double[] timeCompress(Codec c, List<byte[]> batches, int level, int warmup, int repeats, List<byte[]> outCompressed) throws IOException {
+    /**
+     * Median MB/s of compressing every batch, built-in and provider passes interleaved (so that load from other
+     * processes hits both alike); fills the compressed batches of the last pass. Returns {builtIn, provider}.
+     */
+    static double[] timeCompress(Codec a, Codec b, List<byte[]> batches, int level, int warmup, int repeats,
+                                 List<byte[]> outA, List<byte[]> outB) throws IOException {
         long bytes = 0;
-        for (byte[] b : batches) bytes += b.length;
-        double[] mbps = new double[repeats];
+        for (byte[] x : batches) bytes += x.length;
+        double[] ma = new double[repeats];
+        double[] mb = new double[repeats];
         for (int r = -warmup; r < repeats; r++) {
-            long t0 = System.nanoTime();
-            for (byte[] b : batches) {
-                byte[] gz = c.compress(b, level);
-                if (r == repeats - 1) outCompressed.add(gz);
+            for (int which = 0; which < 2; which++) {
+                Codec c = which == 0 ? a : b;
+                List<byte[]> out = which == 0 ? outA : outB;
+                long t0 = System.nanoTime();
+                for (byte[] x : batches) {
+                    byte[] gz = c.compress(x, level);
+                    if (r == repeats - 1) out.add(gz);
+                }
+                long t = System.nanoTime() - t0;
+                if (r >= 0) (which == 0 ? ma : mb)[r] = bytes / 1e6 / (t / 1e9);
             }
-            long t = System.nanoTime() - t0;
-            if (r >= 0) mbps[r] = bytes / 1e6 / (t / 1e9);
         }
-        return new double[] {median(mbps)};
+        return new double[] {median(ma), median(mb)};
     }
 
-    static double timeDecompress(Codec c, List<byte[]> compressed, long bytes, int warmup, int repeats) throws IOException {
+    /** The same for decompression, each codec reading its own output. Returns {builtIn, provider}. */
+    static double[] timeDecompress(Codec a, Codec b, List<byte[]> ca, List<byte[]> cb, long bytes, int warmup, int repeats) throws IOException {
         byte[] sink = new byte[16 * 1024];
-        double[] mbps = new double[repeats];
+        double[] ma = new double[repeats];
+        double[] mb = new double[repeats];
         for (int r = -warmup; r < repeats; r++) {
-            long t0 = System.nanoTime();
-            long n = 0;
-            for (byte[] gz : compressed) n += c.decompress(gz, sink);
-            long t = System.nanoTime() - t0;
-            if (n != bytes) throw new IllegalStateException("decompressed " + n + " bytes, expected " + bytes);
-            if (r >= 0) mbps[r] = bytes / 1e6 / (t / 1e9);
+            for (int which = 0; which < 2; which++) {
+                Codec c = which == 0 ? a : b;
+                long t0 = System.nanoTime();
+                long n = 0;
+                for (byte[] gz : which == 0 ? ca : cb) n += c.decompress(gz, sink);
+                long t = System.nanoTime() - t0;
+                if (n != bytes) throw new IllegalStateException("decompressed " + n + " bytes, expected " + bytes);
+                if (r >= 0) (which == 0 ? ma : mb)[r] = bytes / 1e6 / (t / 1e9);
+            }
         }
-        return median(mbps);
+        return new double[] {median(ma), median(mb)};
     }
 
     static CompressionService load(String name) {
@@ -202,12 +216,14 @@ public class CodecBench {
                 for (int level = minLevel; level <= maxLevel; level++) {
                     List<byte[]> gzB = new ArrayList<>();
                     List<byte[]> gzP = new ArrayList<>();
-                    double cB = timeCompress(builtIn, batches, level, warmup, repeats, gzB)[0];
-                    double cP = timeCompress(provider, batches, level, warmup, repeats, gzP)[0];
+                    double[] c = timeCompress(builtIn, provider, batches, level, warmup, repeats, gzB, gzP);
+                    double cB = c[0];
+                    double cP = c[1];
                     long sB = gzB.stream().mapToLong(x -> x.length).sum();
                     long sP = gzP.stream().mapToLong(x -> x.length).sum();
-                    double dB = timeDecompress(builtIn, gzB, bytes, warmup, repeats);
-                    double dP = timeDecompress(provider, gzP, bytes, warmup, repeats);
+                    double[] d = timeDecompress(builtIn, provider, gzB, gzP, bytes, warmup, repeats);
+                    double dB = d[0];
+                    double dP = d[1];
                     String label = size >= 1 << 20 ? (size >> 20) + " MiB" : (size >> 10) + " KiB";
                     String row = String.format("| %s | %s | %d | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %.4f | %d |", p, label, level, cP, cB, cP / cB,
                         dP, dB, dP / dB, (double) sP / sB, sP);
