@@ -120,9 +120,6 @@ cmd_wait() {
             local voters
             voters="$(sed -n -E 's/^CurrentVoters:[[:space:]]*//p' <<<"$out")"
             if [[ "$(grep -o '"id": *[0-9]*' <<<"$voters" | wc -l)" -ge "$n" ]]; then
-                local brokers
-                brokers="$(engine exec -e KAFKA_HEAP_OPTS=-Xmx96m -e KAFKA_OPTS=-XX:TieredStopAtLevel=1 "$name-1" \
-                    kafka-metadata-quorum.sh --bootstrap-server "$name-1:9092" describe --replication 2>/dev/null || true)"
                 log "cluster $name is up: leader $(sed -n -E 's/^LeaderId:[[:space:]]+//p' <<<"$out"), $n voters"
                 return 0
             fi
@@ -165,18 +162,18 @@ cmd_run() {
     parse_opts "$@"
     [[ ${#REST[@]} -gt 0 ]] || die "run: no command (docker/cluster.sh run N [opts] -- CMD...)"
     local cmd=("${REST[@]}")
-    local name="kc$$-$(date +%s | tail -c 5)"
-    trap 'cmd_down "$name"' EXIT
+    RUN_NAME="kc$$-$RANDOM"
+    trap 'cmd_down "$RUN_NAME"' EXIT
     trap 'exit 130' INT TERM
     local opts=()
     [[ -n "$IMAGE" ]] && opts+=(--image "$IMAGE")
     [[ -n "$PUBLISH" ]] && opts+=(--publish "$PUBLISH")
     local e; for e in "${ENVS[@]}"; do opts+=(--env "$e"); done
     opts+=(--timeout "$TIMEOUT")
-    cmd_up "$name" "$n" "${opts[@]}"
+    cmd_up "$RUN_NAME" "$n" "${opts[@]}"
     local bootstrap="" i
-    for ((i = 1; i <= n; i++)); do bootstrap="${bootstrap:+$bootstrap,}$name-$i:9092"; done
-    KC_CLUSTER_NAME="$name" KC_CLUSTER_NETWORK="$name-net" KC_CLUSTER_BOOTSTRAP="$bootstrap" "${cmd[@]}"
+    for ((i = 1; i <= n; i++)); do bootstrap="${bootstrap:+$bootstrap,}$RUN_NAME-$i:9092"; done
+    KC_CLUSTER_NAME="$RUN_NAME" KC_CLUSTER_NETWORK="$RUN_NAME-net" KC_CLUSTER_BOOTSTRAP="$bootstrap" "${cmd[@]}"
 }
 
 engine_available || die "no container engine: $KC_ENGINE_REASON"
