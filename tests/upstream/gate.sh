@@ -66,8 +66,9 @@ done
 mapfile -t CHANGED < <(git -C "$TREE" diff --name-only --diff-filter=AMR upstream -- '*/src/test/java/*.java' | sort)
 if [[ -z "${GATE_STOCK:-}" && ${#CHANGED[@]} -gt 0 ]]; then
     log "compiling ${#CHANGED[@]} test file(s) the series adds or changes"
+    SRCS=("${CHANGED[@]/#/$TREE/}")
     IFS=:; javac -nowarn -proc:none --release 17 -d "$OUT/classes" -cp "${CP[*]}" \
-        $(printf "$TREE/%s " "${CHANGED[@]}") 2>&1 | grep -v '^Note:' >&2 || true; unset IFS
+        "${SRCS[@]}" 2>&1 | grep -v '^Note:' >&2 || true; unset IFS
     for f in "${CHANGED[@]}"; do
         c="${f#*/src/test/java/}"; c="${c%.java}.class"
         [[ -f "$OUT/classes/$c" ]] || { log "ERROR: $f did not compile"; exit 1; }
