@@ -365,3 +365,24 @@ def test_node_pool_ssh_key_login(images, tmp_path):
     finally:
         sh(cluster + ["down", name], env=env, check=False, timeout=180)
         assert engine("ps", "-a", "-q", "--filter", "label=io.kafkacompress.cluster=" + name).stdout.strip() == ""
+
+
+def test_compose_file_describes_three_node_cluster():
+    """Static check of docker/compose.yaml (no compose tool on CI to run it; the same
+    cluster is started by cluster.sh above): three combined nodes, consistent quorum,
+    the gzip provider set, the broker image."""
+    yaml = pytest.importorskip("yaml")
+    doc = yaml.safe_load((DOCKER / "compose.yaml").read_text())
+    services = doc["services"]
+    assert sorted(services) == ["kafka-1", "kafka-2", "kafka-3"]
+    voters = set()
+    for name, svc in services.items():
+        env = {k: str(v) for k, v in svc["environment"].items()}
+        assert svc["image"].endswith("localhost/kafka-compress:%s}" % DIST_VERSION), svc["image"]
+        assert env["KAFKA_PROCESS_ROLES"] == "broker,controller"
+        assert env["KAFKA_NODE_ID"] == name.split("-")[1]
+        assert "PLAINTEXT://%s:9092" % name in env["KAFKA_ADVERTISED_LISTENERS"]
+        assert "NativeGzipCompressionService" in env["KAFKA_COMPRESSION_GZIP_PROVIDER"]
+        assert env["CLUSTER_ID"]
+        voters.add(env["KAFKA_CONTROLLER_QUORUM_VOTERS"])
+    assert voters == {"1@kafka-1:9093,2@kafka-2:9093,3@kafka-3:9093"}
