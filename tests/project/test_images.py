@@ -104,12 +104,29 @@ def images():
     where no registry answers."""
     if not (DIST / "RELEASE").is_file():
         pytest.fail("no distribution at %s: run ./build.sh first" % DIST)
+    sweep_stale()
     env = engine_env()
     env.update(KC_ROOT=str(ROOT), KC_DIST=str(DIST), KC_DIST_VERSION=DIST_VERSION, KC_COMMIT_ID=COMMIT_ID)
     t0 = time.time()
     p = sh(["bash", str(DOCKER / "images.sh"), "build"], env=env, timeout=1500)
     print("images.sh build: %.0f s\n%s\n%s" % (time.time() - t0, p.stderr[-3000:], p.stdout))
     return p
+
+
+def sweep_stale():
+    """Removes what an earlier run of these tests left when it was killed outright
+    (names kctest-...-<pid>-...; only those whose pytest process is gone)."""
+    p = engine("ps", "-a", "--filter", "label=io.kafkacompress.cluster", "--format",
+               '{{.Names}} {{index .Labels "io.kafkacompress.cluster"}}', check=False)
+    stale = set()
+    for line in p.stdout.splitlines():
+        parts = line.split()
+        m = re.match(r"kctest-[a-z]+-(\d+)-\d+$", parts[-1]) if parts else None
+        if m and not Path("/proc/%s" % m.group(1)).exists():
+            stale.add(parts[-1])
+    for name in sorted(stale):
+        print("removing containers of an earlier, killed test run: %s" % name)
+        sh(["bash", str(DOCKER / "cluster.sh"), "down", name], env=engine_env(), check=False, timeout=180)
 
 
 class Containers:
@@ -234,7 +251,8 @@ def test_broker_from_env_serves_codecs_as_non_root(images, containers, tmp_path)
     args = []
     for k, v in env.items():
         args += ["-e", "%s=%s" % (k, v)]
-    containers.run(name, "-p", "127.0.0.1:%d:19092" % port, *args, BROKER_IMAGE)
+    containers.run(name, "-p", "127.0.0.1:%d:19092" % port, "--label", "io.kafkacompress.cluster=" + name,
+                   *args, BROKER_IMAGE)
     logs = wait_for_log(name, "Kafka Server started")
     assert "Kafka version: %s" % _pom("revision") in logs   # 4.3.1, or 4.3.1-compress.1 once the clients jar says so
 
