@@ -15,7 +15,6 @@ import re
 import socket
 import subprocess
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -35,6 +34,7 @@ STOCK_CP = str(ROOT / "build" / "upstream" / "libs" / "*")
 BROKER_IMAGE = "localhost/kafka-compress:" + DIST_VERSION
 NODE_IMAGE = "localhost/kafka-compress-node:" + DIST_VERSION
 QAT_CLASS = "io.kafkacompress.qat.QatGzipCompressionService"
+NATIVE_CLASS = "io.kafkacompress.nativegzip.NativeGzipCompressionService"
 SIZE_LIMIT_MB = 400
 
 
@@ -290,9 +290,10 @@ def test_broker_from_env_serves_codecs_as_non_root(images, containers, tmp_path)
 
     if qat:
         logs = engine("logs", name).stdout
-        lines_qat = [l for l in logs.splitlines() if "QAT" in l or "Qat" in l]
-        assert any(re.search("software", l, re.I) for l in lines_qat), \
-            "the QAT provider's start-up log does not say it runs in software:\n" + "\n".join(lines_qat[-20:])
+        chosen = [l for l in logs.splitlines() if "Compression provider for gzip:" in l]
+        assert chosen and "QAT" in chosen[0] and re.search("software", chosen[0], re.I), \
+            "the QAT provider's start-up log does not say it runs in software:\n" + "\n".join(
+                l for l in logs.splitlines() if "rovider" in l or "QAT" in l)
     else:
         print("QAT provider assertion skipped: the distribution lacks the kafka-compress-qat-gzip jar "
               "or the KIP-1121 CompressionService framework (%s/libs)" % DIST)
@@ -305,7 +306,11 @@ def test_three_node_cluster_serves_rf3_topic(images):
     env.update(KC_ROOT=str(ROOT), KC_DIST_VERSION=DIST_VERSION, KC_BROKER_HEAP="-Xmx320m -Xms96m")
     try:
         t0 = time.time()
-        p = sh(cluster + ["up", name, "3", "--timeout", "240"], env=env, timeout=400)
+        # the brokers use the native gzip provider (as docker/compose.yaml does) once the
+        # distribution has it and the KIP-1121 framework; before that, built-in gzip
+        native = has_provider_jar("native-gzip") and has_provider_framework()
+        extra = ["--env", "KAFKA_COMPRESSION_GZIP_PROVIDER=" + NATIVE_CLASS] if native else []
+        p = sh(cluster + ["up", name, "3", "--timeout", "240"] + extra, env=env, timeout=400)
         print("cluster up in %.0f s: %s" % (time.time() - t0, p.stderr.strip()))
         assert re.search(r"leader \d, 3 voters", p.stderr), p.stderr
         tools = ["-e", "KAFKA_HEAP_OPTS=-Xmx128m", "-e", "KAFKA_OPTS=-XX:TieredStopAtLevel=1"]
@@ -324,7 +329,7 @@ def test_three_node_cluster_serves_rf3_topic(images):
         assert len(isrs) == 3 and all(sorted(i.split(",")) == ["1", "2", "3"] for i in isrs), desc
         msgs = ["m%03d" % i for i in range(200)]
         engine("exec", "-i", *tools, name + "-3", "kafka-console-producer.sh", "--bootstrap-server",
-               name + "-1:9092", "--topic", "rf3", "--compression-codec", "zstd",
+               name + "-1:9092", "--topic", "rf3", "--compression-codec", "gzip",
                "--producer-property", "acks=all", input="\n".join(msgs) + "\n")
         got = engine("exec", *tools, name + "-2", "kafka-console-consumer.sh", "--bootstrap-server",
                      name + "-3:9092", "--topic", "rf3", "--from-beginning", "--max-messages", "200",
@@ -333,6 +338,13 @@ def test_three_node_cluster_serves_rf3_topic(images):
         quorum = engine("exec", *tools, name + "-1", "kafka-metadata-quorum.sh", "--bootstrap-server",
                         name + "-2:9092", "describe", "--status").stdout
         assert re.search(r"LeaderId:\s+[123]\b", quorum), quorum
+        if native:
+            for i in (1, 2, 3):
+                logs = engine("logs", "%s-%d" % (name, i)).stdout
+                assert "Compression provider for gzip: native gzip" in logs, \
+                    "\n".join(l for l in logs.splitlines() if "rovider" in l)
+        else:
+            print("native gzip provider not checked: the distribution lacks its jar or the KIP-1121 framework")
     finally:
         sh(cluster + ["down", name], env=env, check=False, timeout=180)
         left = engine("ps", "-a", "-q", "--filter", "label=io.kafkacompress.cluster=" + name).stdout.strip()
