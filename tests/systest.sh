@@ -73,9 +73,14 @@ NAME="kcst-${RUN_ID//[^0-9]/}"
 NET="$NAME-net"
 CREATED=()
 NET_CREATED=0
+DT_PID=""
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
+    if [[ -n "$DT_PID" ]] && kill -0 "$DT_PID" 2>/dev/null; then
+        kill -TERM -- "-$DT_PID" 2>/dev/null; sleep 3; kill -KILL -- "-$DT_PID" 2>/dev/null || true
+        log "stopped ducktape"
+    fi
     if [[ "${KC_SYSTEST_KEEP:-0}" == 1 ]]; then
         log "KC_SYSTEST_KEEP=1: leaving ${CREATED[*]:-} and $NET"
     else
@@ -88,6 +93,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
+export PYTHONPATH="$KC_ROOT/tests${PYTHONPATH:+:$PYTHONPATH}"
 ssh-keygen -q -t ed25519 -N '' -C "systest-$RUN_ID" -f "$RUN_DIR/id_ed25519"
 engine network create "$NET" >/dev/null
 NET_CREATED=1
@@ -131,11 +137,15 @@ for t in "$@"; do
 done
 [[ ${#targets[@]} -gt 0 ]] || targets=("$PKG/tests")
 log "ducktape ${targets[*]#"$KC_ROOT/"}"
+# ducktape runs in its own process group (setsid) so that cleanup can stop all of it
 set +e
-(cd "$KC_ROOT/tests" && PYTHONPATH="$KC_ROOT/tests${PYTHONPATH:+:$PYTHONPATH}" timeout --foreground -k 30 "$TIMEOUT" \
+setsid bash -c 'cd "$1/tests" && shift && exec timeout -k 30 "$@"' _ "$KC_ROOT" "$TIMEOUT" \
     ducktape --cluster ducktape.cluster.json.JsonCluster --cluster-file "$RUN_DIR/cluster.json" \
-    --results-root "$RUN_DIR/results" --default-num-nodes "$NODES" "${targets[@]}" > "$RUN_DIR/ducktape.out" 2>&1)
+    --results-root "$RUN_DIR/results" --default-num-nodes "$NODES" "${targets[@]}" > "$RUN_DIR/ducktape.out" 2>&1 &
+DT_PID=$!
+wait "$DT_PID"
 dt_rc=$?
+DT_PID=""
 set -e
 phase "ducktape"
 [[ $dt_rc == 124 ]] && log "ducktape hit the overall timeout (${TIMEOUT}s)"

@@ -15,6 +15,10 @@
  * limitations under the License.
  */
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -28,8 +32,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
-import java.io.BufferedWriter;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -87,6 +89,8 @@ public class SysTestClient {
             produce(o, extra);
         } else if (args[0].equals("consume")) {
             consume(o, extra);
+        } else if (args[0].equals("topics")) {
+            topics(o, extra);
         } else {
             throw new IllegalArgumentException("mode must be produce or consume");
         }
@@ -160,6 +164,64 @@ public class SysTestClient {
                 + ",\"last_error\":" + quote(lastError)
                 + ",\"compression_metrics\":" + quote(providerMetrics) + "}");
         }
+    }
+
+    /**
+     * topics --create "name:partitions:rf[:k=v,k=v]|..." : creates the topics in one go and waits until every
+     * partition has its full ISR. Prints one line per topic, "created NAME" or "error NAME: message".
+     */
+    static void topics(Map<String, String> o, Properties extra) throws Exception {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, o.get("bootstrap"));
+        props.putAll(extra);
+        List<NewTopic> topics = new ArrayList<>();
+        Map<String, Integer> rf = new HashMap<>();
+        for (String spec : o.get("create").split("\\|")) {
+            String[] f = spec.split(":", 4);
+            NewTopic t = new NewTopic(f[0], Integer.parseInt(f[1]), Short.parseShort(f[2]));
+            Map<String, String> cfg = new HashMap<>();
+            if (f.length > 3 && !f[3].isEmpty()) {
+                for (String kv : f[3].split(",")) {
+                    cfg.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+                }
+            }
+            topics.add(t.configs(cfg));
+            rf.put(f[0], Integer.parseInt(f[2]));
+        }
+        boolean ok = true;
+        try (Admin admin = Admin.create(props)) {
+            List<String> created = new ArrayList<>();
+            for (Map.Entry<String, org.apache.kafka.common.KafkaFuture<Void>> e : admin.createTopics(topics).values().entrySet()) {
+                try {
+                    e.getValue().get();
+                    created.add(e.getKey());
+                } catch (Exception ex) {
+                    ok = false;
+                    System.out.println("error " + e.getKey() + ": " + (ex.getCause() != null ? ex.getCause() : ex));
+                }
+            }
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (!created.isEmpty() && System.currentTimeMillis() < deadline) {
+                boolean full = true;
+                try {
+                    for (TopicDescription d : admin.describeTopics(created).allTopicNames().get().values()) {
+                        for (org.apache.kafka.common.TopicPartitionInfo p : d.partitions()) {
+                            full &= p.isr().size() >= rf.get(d.name());
+                        }
+                    }
+                } catch (Exception ex) {
+                    full = false;
+                }
+                if (full) {
+                    break;
+                }
+                Thread.sleep(200);
+            }
+            for (String t : created) {
+                System.out.println("created " + t);
+            }
+        }
+        System.exit(ok ? 0 : 1);
     }
 
     static String metricsMatching(Map<MetricName, ? extends Metric> metrics, String word) {

@@ -85,15 +85,15 @@ class KafkaService(Service):
     def start_node(self, node, wait=True, expect_failure=False):
         node.account.ssh("mkdir -p %s %s" % (self.DATA, self.LOGS))
         node.account.create_file(self.CONFIG, self.properties(node))
-        if not node.account.exists(self.DATA + "/meta.properties"):
-            node.account.ssh("%s/bin/kafka-storage.sh format --ignore-formatted -t %s -c %s > %s/format.log 2>&1"
-                             % (KAFKA_HOME, self.cluster_id, self.CONFIG, WORK), allow_fail=expect_failure)
-        cmd = ("export LOG_DIR=%s KAFKA_HEAP_OPTS='-Xms%dm -Xmx%dm' JMX_PORT=%d "
+        # format (first start only) and start in the background, so that nodes start in parallel
+        fmt = ("test -f %s/meta.properties || %s/bin/kafka-storage.sh format --ignore-formatted -t %s -c %s "
+               "> %s/format.log 2>&1" % (self.DATA, KAFKA_HOME, self.cluster_id, self.CONFIG, WORK))
+        cmd = ("echo '=== start %s' >> %s; export LOG_DIR=%s KAFKA_HEAP_OPTS='-Xms%dm -Xmx%dm' JMX_PORT=%d "
                "KAFKA_JVM_PERFORMANCE_OPTS='-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k'; "
-               "nohup %s/bin/kafka-server-start.sh %s >> %s 2>&1 &"
-               % (self.LOGS, self.heap_mb, self.heap_mb, JMX_PORT, KAFKA_HOME, self.CONFIG, self.STDOUT))
+               "nohup sh -c \"%s; exec %s/bin/kafka-server-start.sh %s\" >> %s 2>&1 &"
+               % (time.strftime("%H:%M:%S"), self.STDOUT, self.LOGS, self.heap_mb, self.heap_mb, JMX_PORT,
+                  fmt, KAFKA_HOME, self.CONFIG, self.STDOUT))
         self.logger.info("starting kafka on %s", node.account.hostname)
-        node.account.ssh("echo '=== start %s' >> %s" % (time.strftime("%H:%M:%S"), self.STDOUT))
         node.account.ssh(cmd)
         if wait and not expect_failure:
             wait_until(lambda: self._started(node), timeout_sec=self.start_timeout, backoff_sec=1,
@@ -161,14 +161,23 @@ class KafkaService(Service):
         raise RuntimeError("no live broker")
 
     def create_topic(self, topic, partitions=1, replication_factor=3, configs=None):
+        """Creates a topic and waits for its full ISR; raises if the broker refuses it."""
+        return self.create_topics([(topic, partitions, replication_factor, configs)])
+
+    def create_topics(self, specs):
+        """Creates topics [(name, partitions, rf, {config: value})] with one admin client (one JVM) and
+        waits until each has its full ISR; raises with the brokers' error if one is refused."""
+        from .clients import java_cmd
+        arg = "|".join("%s:%d:%d:%s" % (t, p, rf, ",".join("%s=%s" % kv for kv in (cfg or {}).items()))
+                       for t, p, rf, cfg in specs)
         node = self.any_live_node()
-        cfg = "".join(" --config %s=%s" % (k, v) for k, v in (configs or {}).items())
-        out = self.run_tool(node, "kafka-topics.sh --bootstrap-server %s --create --topic %s --partitions %d "
-                                  "--replication-factor %d%s" % (self.bootstrap_servers(), topic, partitions,
-                                                                 replication_factor, cfg))
-        self.logger.info("create topic %s: %s", topic, out.strip())
-        wait_until(lambda: self.isr_size(topic) >= replication_factor, timeout_sec=60, backoff_sec=1,
-                   err_msg="topic %s not fully replicated" % topic)
+        out = self.ssh_out(node, java_cmd("ours", "topics --bootstrap %s --create %s"
+                                          % (self.bootstrap_servers(), quote(arg)), heap_mb=128) + " 2>&1",
+                           allow_fail=True)
+        self.logger.info("create topics: %s", out.strip())
+        for t, _, _, _ in specs:
+            if "created %s\n" % t not in out + "\n":
+                raise RuntimeError("topic %s not created: %s" % (t, out.strip()[-1000:]))
         return out
 
     def describe_topic(self, topic):

@@ -31,10 +31,12 @@ class CodecMatrixTest(Test):
         dump = DumpLog(kafka)
         broker = kafka.nodes[0]
         rows = []
+        name = lambda codec, level: "matrix-%s-%s" % (codec, "default" if level is None else str(level).replace("-", "m"))
+        with timed(self.times, "create topics"):
+            kafka.create_topics([(name(c, l), 1, 3, {"compression.type": "producer", "min.insync.replicas": 2})
+                                 for c, l in COMBOS])
         for codec, level in COMBOS:
-            topic = "matrix-%s-%s" % (codec, "default" if level is None else str(level).replace("-", "m"))
-            with timed(self.times, "create topics"):
-                kafka.create_topic(topic, configs={"compression.type": "producer", "min.insync.replicas": 2})
+            topic = name(codec, level)
             configs = {"compression.type": codec, "linger.ms": 50, "batch.size": 262144}
             if level is not None:
                 configs["compression.%s.level" % codec] = level

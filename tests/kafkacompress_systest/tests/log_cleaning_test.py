@@ -41,7 +41,7 @@ class LogCleaningTest(Test):
         try:
             out = kafka.create_topic(recompress_topic, configs=dict(COMPACT, **{
                 "compression.type": "lz4", "compaction.compression.type": "zstd"}))
-            has_recompression = "Created topic" in out
+            has_recompression = True
         except Exception as e:  # noqa: the create fails on builds without the setting
             has_recompression = False
             self.logger.info("compaction.compression.type refused: %s", e)

@@ -42,10 +42,14 @@ class MisconfigurationTest(Test):
             kafka.stop_node(victim)
             kafka.node_props[3] = props
             kafka.start_node(victim, expect_failure=True)
-            wait_until(lambda: not kafka.alive(victim), timeout_sec=90, backoff_sec=1,
-                       err_msg="broker with %s did not refuse to start" % label)
-            why = [l for l in kafka.output_since_last_start(victim).splitlines() if re.search(pattern, l)]
-            assert why, "broker with %s stopped but its log does not say why (no line matching %s)" % (label, pattern)
+            why = []
+
+            def refused():
+                why[:] = [l for l in kafka.output_since_last_start(victim).splitlines() if re.search(pattern, l)]
+                return bool(why) and not kafka.alive(victim)
+            wait_until(refused, timeout_sec=120, backoff_sec=2,
+                       err_msg="broker with %s: did not refuse to start, or its log does not say why (no line "
+                               "matching %s)" % (label, pattern))
             self.logger.info("%s: %s", label, why[-1])
             results.append("%s refused: %s" % (label, why[-1][-200:]))
             # the others keep serving: produce with acks=all (min.insync.replicas=2) and read back
