@@ -211,9 +211,12 @@ apply_series() {
         if ! out="$(git -C "$TREE" am --3way --committer-date-is-author-date "$PATCHES/$p" 2>&1)"; then
             git -C "$TREE" am --abort >/dev/null 2>&1 || true
             git -C "$TREE" rev-parse HEAD > "$TREE/.git/kc-head"
-            local where
-            where="$(grep -E '^error: (patch failed|.*: does not exist in index|.*: No such file)' <<<"$out" | head -3 | sed 's/^error: /    /')"
-            [[ -n "$where" ]] || where="$(grep -E 'error|CONFLICT' <<<"$out" | head -3 | sed 's/^/    /')"
+            local where check
+            # git apply names the file and the hunk that failed
+            check="$(git -C "$TREE" apply --check --verbose "$PATCHES/$p" 2>&1 || true)"
+            where="$(grep -E '^error: patch failed: ' <<<"$check" | sed -E 's/^error: patch failed: (.*):([0-9]+)$/    file \1, hunk at line \2/' || true)"
+            where+="$(grep -E '^error: .*(does not exist in index|No such file|already exists)' <<<"$check" | sed 's/^error: /\n    /' || true)"
+            [[ -n "$where" ]] || where="$(grep -E 'error|CONFLICT' <<<"$out" | head -3 | sed 's/^/    /' || true)"
             printf '%s\n' "$out" | sed 's/^/    git am: /' >&2
             die "patch $p (#$n in patches/series) does not apply to kafka/:
 $where
