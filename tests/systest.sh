@@ -101,7 +101,7 @@ mounts=(-v "$MNT:/opt/systest:ro" -v "$KC_UPSTREAM/libs:/opt/kafka-stock/libs:ro
 [[ "${KC_SYSTEST_MOUNT_DIST:-0}" == 1 ]] && mounts+=(-v "$KC_DIST:/opt/kafka:ro")
 for i in $(seq 1 "$NODES"); do
     c="$NAME-$i"
-    engine run -d --name "$c" --hostname "$c" --network "$NET" --label io.kafkacompress.systest="$RUN_ID" \
+    engine run -d --no-healthcheck --name "$c" --hostname "$c" --network "$NET" --label io.kafkacompress.systest="$RUN_ID" \
         -e SSH_AUTHORIZED_KEYS="$(cat "$RUN_DIR/id_ed25519.pub")" "${mounts[@]}" "$IMAGE" >/dev/null
     CREATED+=("$c")
 done

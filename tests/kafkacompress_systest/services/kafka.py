@@ -79,7 +79,7 @@ class KafkaService(Service):
         super(KafkaService, self).start(wait=False, **kwargs)
         for node in self.nodes:
             wait_until(lambda: self._started(node), timeout_sec=self.start_timeout, backoff_sec=1,
-                       err_msg="kafka did not start on %s" % node.account.hostname)
+                       err_msg=lambda: self.start_failure(node))
         self.wait_for_cluster()
 
     def start_node(self, node, wait=True, expect_failure=False):
@@ -97,7 +97,14 @@ class KafkaService(Service):
         node.account.ssh(cmd)
         if wait and not expect_failure:
             wait_until(lambda: self._started(node), timeout_sec=self.start_timeout, backoff_sec=1,
-                       err_msg="kafka did not start on %s" % node.account.hostname)
+                       err_msg=lambda: self.start_failure(node))
+
+    def start_failure(self, node):
+        """Why a broker did not start: the first ERROR/exception lines of its output since the start."""
+        lines = self.output_since_last_start(node).splitlines()
+        why = [l for l in lines if "ERROR" in l or "Exception" in l or l.startswith("Error")][:3]
+        return "kafka did not start on %s%s: %s" % (node.account.hostname, "" if self.pids(node) else " (exited)",
+                                                     " | ".join(w[:300] for w in why) or "no error in its output")
 
     def _started(self, node):
         # count the start markers so a restart waits for its own "started" line
