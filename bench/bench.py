@@ -1128,8 +1128,17 @@ def main():
             impl.status = "not built"
         elif not spi:
             impl.status = "not built (no KIP-1121 CompressionService in the patched kafka-clients)"
+        if impl.status == "ok":
+            cmd, env = impl.cmd("run", ["KcBench", "check", cls])
+            try:
+                res = run(cmd, env, os.path.join(LOGS, "provider-check.log"), timeout=120).strip().splitlines()
+                res = res[-1] if res else "no output"
+            except Exception as e:  # noqa: BLE001
+                res = f"unavailable: check failed ({str(e).splitlines()[0]})"
+            if res != "available":
+                impl.status = "unavailable on this host (" + res.replace("unavailable: ", "")[:200] + ")"
         impls.append(impl)
-        progress(f"provider {name}: {impl.status if impl.status != 'ok' else 'found in ' + os.path.basename(jar)}")
+        progress(f"provider {name}: {impl.status if impl.status != 'ok' else 'available, in ' + os.path.basename(jar)}")
     if cfg.quick:
         progress("quick run: 1 repeat, 60k records, 6 codec/levels, one dataset; expected 6-10 minutes")
     else:
