@@ -91,6 +91,7 @@ class Impl:
         self.patched = patched
         self.provider = provider        # provider class or None
         self.status = "ok"
+        self.evidence = None
 
     def provider_props(self):
         if not self.provider:
@@ -226,6 +227,9 @@ class Broker:
                     with open(fn, errors="replace") as f:
                         text += f.read()
             if "Kafka Server started" in text or "started (kafka.server.KafkaRaftServer)" in text:
+                m = re.search(r"Compression provider for gzip: ([^\n]*?) \(class ", text)
+                if m:
+                    self.impl.evidence = m.group(1)   # the broker's own start-up line: the provider really is in use
                 return self
             time.sleep(1)
         raise RuntimeError(f"broker {self.tag} did not start in 180 s; see {self.log}")
@@ -915,7 +919,9 @@ def report(cfg, info, datasets, impls, t1, t2, t3, t3steps, t4, codec_text, char
     L.append("Implementations: " + "; ".join(
         f"**{i.name}**" + (f" (`compression.gzip.provider={i.provider}` on producer and broker, "
                            f"`compression.gzip.provider.required=true`)" if i.provider else "")
-        + ("" if i.status == "ok" else f": {i.status}") for i in impls) + ".\n")
+        + ("" if i.status == "ok" else f": {i.status}")
+        + (f"; the broker logged `Compression provider for gzip: {i.evidence}`" if i.evidence else "")
+        for i in impls) + ".\n")
 
     L.append("## Targets (issue 8)\n")
     L.append(md_table(["target", "result", "measured"], targets) + "\n")
