@@ -608,7 +608,7 @@ def table4(cfg, brokers, impls):
         for rep in range(cfg.repeats):
             topic = f"t4_clean_{rep}"
             try:
-                b.create_topic(topic, {"compression.type": "gzip", "segment.bytes": str(4 * 1024 * 1024)})
+                b.create_topic(topic, {"compression.type": "gzip", "segment.bytes": str(1024 * 1024)})
                 props = {"batch.size": "1048576", "linger.ms": "100", "acks": "1", "compression.type": "gzip"}
                 props.update(impl.provider_props())
                 cmd, env = impl.cmd("run", ["KcBench", "keyed", b.bootstrap, topic, str(cfg.clean_records),
@@ -1018,7 +1018,7 @@ def report(cfg, info, datasets, impls, t1, t2, t3, t3steps, t4, codec_text, char
     L.append(f"Recompression: producer sends lz4 (`batch.size=1048576`, `linger.ms=100`, {cfg.t4_records:,} records "
              f"of json-records), the topic says `compression.type=gzip` (level default) or `zstd`, so the broker "
              f"decompresses and recompresses every batch. Log cleaner: {cfg.clean_records:,} keyed gzip records "
-             f"({cfg.clean_records // 4:,} distinct keys, 4 MiB segments) into a delete-policy topic, then switched to "
+             f"({cfg.clean_records // 4:,} distinct keys, 1 MiB segments, so all but the last are cleanable) into a delete-policy topic, then switched to "
              f"`cleanup.policy=compact` (`min.cleanable.dirty.ratio=0.01`); records/s and seconds from the cleaner thread's "
              f"own summary line. Broker CPU = utime+stime of the broker JVM from `/proc/<pid>/stat` before/after, per MB "
              f"of uncompressed records. CSV: `table4_broker.csv`.\n")
