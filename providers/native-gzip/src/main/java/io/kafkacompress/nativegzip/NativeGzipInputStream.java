@@ -28,6 +28,12 @@ final class NativeGzipInputStream extends InputStream {
     private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
     private static final NativeGzip.Pool<Inflater> POOL = new NativeGzip.Pool<>(POOL_SIZE);
 
+    /**
+     * GZIPInputStream before JDK 23 looks for another member only when more than 18 bytes follow a trailer; from
+     * JDK 23 on (JDK-8322256) it always tries. Either way, bytes that do not parse as a header end the stream.
+     */
+    private static final int NEXT_MEMBER_MIN_BYTES = Runtime.version().feature() >= 23 ? 1 : 19;
+
     private static final int FHCRC = 2;
     private static final int FEXTRA = 4;
     private static final int FNAME = 8;
@@ -204,9 +210,8 @@ final class NativeGzipInputStream extends InputStream {
         if (uint(inPos) != (memberCrc & 0xffffffffL) || uint(inPos + 4) != (memberSize & 0xffffffffL))
             throw new ZipException("Corrupt GZIP trailer");
         inPos += 8;
-        // GZIPInputStream tries another member only when more than 18 bytes follow (its "n > 26" with the trailer),
-        // and treats anything that does not parse as a header as the end of the stream.
-        if (inEnd - inPos > 18) {
+        // as GZIPInputStream: another member if a header follows, anything else ends the stream
+        if (inEnd - inPos >= NEXT_MEMBER_MIN_BYTES) {
             try {
                 int next = readHeader(inPos);
                 inPos = next;
