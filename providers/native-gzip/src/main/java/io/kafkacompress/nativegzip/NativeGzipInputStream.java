@@ -10,6 +10,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.zip.CRC32;
 import java.util.zip.ZipException;
 
@@ -27,6 +28,8 @@ final class NativeGzipInputStream extends InputStream {
     static final int OUTPUT_CHUNK = 64 * 1024;
     private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
     private static final NativeGzip.Pool<Inflater> POOL = new NativeGzip.Pool<>(POOL_SIZE);
+    /** Output chunks for callers that give no BufferProvider; given back on close. */
+    private static final ArrayBlockingQueue<byte[]> CHUNKS = new ArrayBlockingQueue<>(POOL_SIZE);
 
     /**
      * GZIPInputStream before JDK 23 looks for another member only when more than 18 bytes follow a trailer; from
@@ -57,6 +60,7 @@ final class NativeGzipInputStream extends InputStream {
     private final int inEnd;
     private final BufferProvider bufferProvider;
     private ByteBuffer borrowed;
+    private boolean pooledChunk;
     private byte[] out;
     private int outPos;
     private int outLim;
@@ -89,7 +93,9 @@ final class NativeGzipInputStream extends InputStream {
             out = b.array();
         } else {
             if (b != null) bufferProvider.release(b);
-            out = new byte[OUTPUT_CHUNK];
+            byte[] chunk = CHUNKS.poll();
+            out = chunk != null ? chunk : new byte[OUTPUT_CHUNK];
+            pooledChunk = true;
         }
     }
 
@@ -250,6 +256,7 @@ final class NativeGzipInputStream extends InputStream {
             bufferProvider.release(borrowed);
             borrowed = null;
         }
+        if (pooledChunk) CHUNKS.offer(out);
         out = null;
     }
 
