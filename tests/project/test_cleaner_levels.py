@@ -26,7 +26,7 @@ TOPIC_CONFIG = {
     "min.compaction.lag.ms": "0",
 }
 
-KEYS = 2000
+KEYS = 1200
 
 
 def values():
@@ -34,8 +34,8 @@ def values():
     return lines[:KEYS], lines[KEYS:2 * KEYS]
 
 
-def configs(b, *args):
-    return tool("kafka-configs.sh", "--bootstrap-server", b.bootstrap, *args)
+def configs(b, *args, check=True):
+    return tool("kafka-configs.sh", "--bootstrap-server", b.bootstrap, *args, check=check)
 
 
 def create(b, topic, **config):
@@ -120,7 +120,7 @@ def cleaned_batches(b, topic):
 def consume_latest(b, topic, n):
     out = tool("kafka-console-consumer.sh", "--bootstrap-server", b.bootstrap, "--topic", topic,
                "--from-beginning", "--max-messages", str(n), "--timeout-ms", "30000",
-               "--property", "print.key=true", "--property", "key.separator=\t").stdout
+               "--formatter-property", "print.key=true", "--formatter-property", "key.separator=\t").stdout
     latest = {}
     for line in out.splitlines():
         k, _, v = line.partition("\t")
