@@ -126,6 +126,15 @@ class KafkaService(Service):
         except ValueError:
             return 0
 
+    def stop(self, clean_shutdown=False, **kwargs):
+        """Test teardown: kill -9 every broker at once (a clean shutdown of a whole KRaft cluster waits for
+        controllers that are going away); tests call stop_node/restart_node for clean stops."""
+        if clean_shutdown:
+            return super(KafkaService, self).stop(**kwargs)
+        for node in self.nodes:
+            for pid in self.pids(node):
+                node.account.signal(pid, 9, allow_fail=True)
+
     def pids(self, node):
         out = self.ssh_out(node, "ps -eo pid,args | grep '[k]afka\\.Kafka' | awk '{print $1}'")
         return [int(p) for p in out.split()]
