@@ -59,9 +59,16 @@ EOF
 # ---------------------------------------------------------------------------
 # upstream artifacts
 
+# what the fetched artifacts depend on: the pinned versions (the parent's
+# properties), the upstream pom and the lock file
+upstream_stamp() {
+    { sed -n '/<properties>/,/<\/properties>/p' "$ROOT/pom.xml"; cat "$ROOT/upstream/pom.xml" "$LOCK" 2>/dev/null; } \
+        | sha256sum | cut -c1-16
+}
+
 fetch_upstream() {
     local stamp
-    stamp="$(cat "$ROOT/pom.xml" "$ROOT/upstream/pom.xml" "$LOCK" 2>/dev/null | sha256sum | cut -c1-16)"
+    stamp="$(upstream_stamp)"
     if [[ -f "$UPSTREAM_OUT/.stamp" && "$(cat "$UPSTREAM_OUT/.stamp")" == "$stamp" ]]; then
         return 0
     fi
@@ -101,7 +108,7 @@ cmd_lock() {
     (cd "$UPSTREAM_OUT" && find sources libs testlibs -name '*.jar' | sort | xargs sha256sum) > "$LOCK"
     log "recorded $(wc -l < "$LOCK") artifacts in $LOCK"
     verify_upstream
-    cat "$ROOT/pom.xml" "$ROOT/upstream/pom.xml" "$LOCK" | sha256sum | cut -c1-16 > "$UPSTREAM_OUT/.stamp"
+    upstream_stamp > "$UPSTREAM_OUT/.stamp"
 }
 
 # ---------------------------------------------------------------------------

@@ -65,6 +65,19 @@ public class CodecBench {
 
     static final class Provider implements Codec {
         final CompressionService service;
+        // what the framework hands providers: Kafka's caching BufferSupplier behind the BufferProvider interface
+        final BufferSupplier supplier = BufferSupplier.create();
+        final CompressionService.BufferProvider buffers = new CompressionService.BufferProvider() {
+            @Override
+            public ByteBuffer get(int capacity) {
+                return supplier.get(capacity);
+            }
+
+            @Override
+            public void release(ByteBuffer buffer) {
+                supplier.release(buffer);
+            }
+        };
 
         Provider(CompressionService service) {
             this.service = service;
@@ -80,7 +93,7 @@ public class CodecBench {
         }
 
         public int decompress(byte[] gz, byte[] sink) throws IOException {
-            try (InputStream in = service.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
+            try (InputStream in = service.decompressedInputStream(ByteBuffer.wrap(gz), buffers)) {
                 return drain(in, sink);
             }
         }

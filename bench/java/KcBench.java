@@ -45,6 +45,8 @@ import java.util.zip.GZIPOutputStream;
  *     0.2 P up by STEP_FACTOR, REPEATS x STEP_SECONDS each, latency send-to-ack per record; stops
  *     when the median p99 exceeds STOP_P99_MS, the producer falls 10% behind, or the rate passes 3 P.
  *     Prints "peak,..." then "step,target,achieved,p50_ms,p99_ms,avg_ms,raw_bytes".
+ * check CLASS
+ *     prints "available" if the provider instantiates and its checkAvailable() passes, else the reason.
  * keyed BOOTSTRAP TOPIC RECORDS KEYS PROPS FILE
  *     produces RECORDS records with keys k0..k(KEYS-1), values from FILE's lines, with
  *     producer properties PROPS (k=v,k=v); prints records/s.
@@ -62,6 +64,15 @@ public final class KcBench {
                 break;
             case "sla":
                 sla(args);
+                break;
+            case "check":
+                try {
+                    providerFactory(args[1], false);
+                    System.out.println("available");
+                } catch (Throwable t) {
+                    Throwable c = t instanceof java.lang.reflect.InvocationTargetException ? t.getCause() : t;
+                    System.out.println("unavailable: " + c);
+                }
                 break;
             default:
                 throw new IllegalArgumentException("unknown mode " + args[0]);

@@ -145,3 +145,40 @@ def test_qat_software_path_in_trixie_container(junit_on_host):
     assert skipped and skipped.group(1) == "0", "QAT tests were skipped in the container: " + out[-3000:]
     failed = re.search(r"(\d+) tests failed", out)
     assert failed and failed.group(1) == "0", out[-8000:]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A broker from the distribution with each provider configured (the KIP-1121 broker-level scenario)
+
+PROVIDERS = {
+    "native": "io.kafkacompress.nativegzip.NativeGzipCompressionService",
+    "qat": "io.kafkacompress.qat.QatGzipCompressionService",
+}
+
+
+@pytest.mark.parametrize("name", ["native", "qat"])
+def test_broker_with_provider_recompresses_and_stock_consumer_reads(broker_factory, name):
+    from conftest import DATA, require_dist, tool
+    from test_broker import dumped_codecs, produce_consume
+    require_dist()
+    cls = PROVIDERS[name]
+    b = broker_factory("broker-" + name, extra_props={"compression.gzip.provider": cls})
+    out = b.output()
+    line = next((l for l in out.splitlines() if "Compression provider" in l and cls in l), None)
+    assert line, "no provider log line for " + cls + ":\n" + out[-4000:]
+    say(f"broker with {name}: {line.strip()[-300:]}")
+    if name == "native":
+        assert "not available" not in line, line
+    elif not QATZIP_ON_HOST:
+        # no QATzip here: the framework must fall back to the built-in gzip, with the provider's reason
+        assert "not available" in line and "libqatzip.so.3" in line, line
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", "recompress",
+         "--config", "compression.type=gzip", "--config", "compression.gzip.level=9")
+    lines = [l.strip() for l in open(DATA / "json-records.ndjson")][:2000]
+    # our producer with lz4: the broker recompresses to gzip 9 (through the provider), a stock consumer reads
+    got = produce_consume(b.bootstrap, "recompress", "lz4", lines, consumer_stock=True)
+    assert got == lines, "%d of %d records back" % (len(got), len(lines))
+    assert dumped_codecs(b, "recompress") == {"gzip"}
+    # a stock producer's gzip, read back by our consumer through the broker
+    got = produce_consume(b.bootstrap, "stock-gzip", "gzip", lines[:500], producer_stock=True)
+    assert got == lines[:500]

@@ -10,6 +10,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.zip.CRC32;
 import java.util.zip.ZipException;
 
@@ -27,6 +28,14 @@ final class NativeGzipInputStream extends InputStream {
     static final int OUTPUT_CHUNK = 64 * 1024;
     private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
     private static final NativeGzip.Pool<Inflater> POOL = new NativeGzip.Pool<>(POOL_SIZE);
+    /** Output chunks for callers that give no BufferProvider; given back on close. */
+    private static final ArrayBlockingQueue<byte[]> CHUNKS = new ArrayBlockingQueue<>(POOL_SIZE);
+
+    /**
+     * GZIPInputStream before JDK 23 looks for another member only when more than 18 bytes follow a trailer; from
+     * JDK 23 on (JDK-8322256) it always tries. Either way, bytes that do not parse as a header end the stream.
+     */
+    private static final int NEXT_MEMBER_MIN_BYTES = Runtime.version().feature() >= 23 ? 1 : 19;
 
     private static final int FHCRC = 2;
     private static final int FEXTRA = 4;
@@ -51,6 +60,7 @@ final class NativeGzipInputStream extends InputStream {
     private final int inEnd;
     private final BufferProvider bufferProvider;
     private ByteBuffer borrowed;
+    private boolean pooledChunk;
     private byte[] out;
     private int outPos;
     private int outLim;
@@ -83,7 +93,9 @@ final class NativeGzipInputStream extends InputStream {
             out = b.array();
         } else {
             if (b != null) bufferProvider.release(b);
-            out = new byte[OUTPUT_CHUNK];
+            byte[] chunk = CHUNKS.poll();
+            out = chunk != null ? chunk : new byte[OUTPUT_CHUNK];
+            pooledChunk = true;
         }
     }
 
@@ -204,9 +216,8 @@ final class NativeGzipInputStream extends InputStream {
         if (uint(inPos) != (memberCrc & 0xffffffffL) || uint(inPos + 4) != (memberSize & 0xffffffffL))
             throw new ZipException("Corrupt GZIP trailer");
         inPos += 8;
-        // GZIPInputStream tries another member only when more than 18 bytes follow (its "n > 26" with the trailer),
-        // and treats anything that does not parse as a header as the end of the stream.
-        if (inEnd - inPos > 18) {
+        // as GZIPInputStream: another member if a header follows, anything else ends the stream
+        if (inEnd - inPos >= NEXT_MEMBER_MIN_BYTES) {
             try {
                 int next = readHeader(inPos);
                 inPos = next;
@@ -245,6 +256,7 @@ final class NativeGzipInputStream extends InputStream {
             bufferProvider.release(borrowed);
             borrowed = null;
         }
+        if (pooledChunk) CHUNKS.offer(out);
         out = null;
     }
 
