@@ -5,7 +5,7 @@
 #   TEST: a test file or class/method in ducktape syntax, or a short name (codec_matrix,
 #         recompression, log_cleaning, providers, misconfiguration, faults). Default: all.
 #
-# Steps: build the images if missing (./build.sh image), compile the test client, start
+# Steps: build the images if missing or stale (docker/images.sh, incremental), compile the test client, start
 # KC_SYSTEST_NODES (5) node containers with a per-run SSH key, write ducktape's cluster file, run
 # ducktape, print a summary (test, result, duration) and the results dir under build/systest/,
 # then remove every container and the network it made (also on failure or Ctrl-C).
@@ -46,10 +46,14 @@ command -v ducktape >/dev/null || die "ducktape is not installed (python3 -m pip
 [[ -d "$KC_DIST/libs" ]] || die "no distribution at $KC_DIST (run ./build.sh)"
 
 # ---------------------------------------------------------------- what is missing
-if ! engine image exists "$IMAGE" 2>/dev/null && ! engine image inspect "$IMAGE" >/dev/null 2>&1; then
-    [[ -n "${KC_SYSTEST_IMAGE:-}" ]] && die "image $IMAGE not found"
-    log "test-node image $IMAGE missing: building it (./build.sh image)"
-    bash "$KC_ROOT/docker/images.sh"
+if [[ -n "${KC_SYSTEST_IMAGE:-}" ]]; then
+    engine image inspect "$IMAGE" >/dev/null 2>&1 || die "image $IMAGE not found"
+else
+    # incremental (content hash): rebuilds the images only when the distribution or docker/ changed,
+    # so the nodes always run the distribution just built
+    log "images: docker/images.sh (builds what is missing or stale)"
+    bash "$KC_ROOT/docker/images.sh" >&2 || die "building the images failed"
+    engine image inspect "$IMAGE" >/dev/null 2>&1 || die "image $IMAGE not found after docker/images.sh"
 fi
 phase "images"
 

@@ -107,10 +107,8 @@ class KafkaService(Service):
                                                      " | ".join(w[:300] for w in why) or "no error in its output")
 
     def _started(self, node):
-        # count the start markers so a restart waits for its own "started" line
-        starts = int(self.ssh_out(node, "grep -c '=== start' %s || true" % self.STDOUT) or 0)
-        started = int(self.ssh_out(node, "grep -c 'Kafka Server started' %s || true" % self.STDOUT) or 0)
-        return started >= starts and bool(self.pids(node))
+        """Started since its last start (a broker that refused to start before does not count)."""
+        return "Kafka Server started" in self.output_since_last_start(node) and bool(self.pids(node))
 
     def wait_for_cluster(self, timeout=90):
         """All live brokers registered and unfenced (kafka-metadata-quorum / broker api versions)."""
@@ -125,6 +123,15 @@ class KafkaService(Service):
             return int(out.strip() or 0)
         except ValueError:
             return 0
+
+    def stop(self, clean_shutdown=False, **kwargs):
+        """Test teardown: kill -9 every broker at once (a clean shutdown of a whole KRaft cluster waits for
+        controllers that are going away); tests call stop_node/restart_node for clean stops."""
+        if clean_shutdown:
+            return super(KafkaService, self).stop(**kwargs)
+        for node in self.nodes:
+            for pid in self.pids(node):
+                node.account.signal(pid, 9, allow_fail=True)
 
     def pids(self, node):
         out = self.ssh_out(node, "ps -eo pid,args | grep '[k]afka\\.Kafka' | awk '{print $1}'")

@@ -52,5 +52,7 @@ class CodecMatrixTest(Test):
             rows.append([codec, "-" if level is None else level, "%.0f" % res["records_per_sec"],
                          "%.1f" % res["mb_per_sec"], disk, "%.3f" % (disk / float(res["bytes"])), s["batches"]])
         t = table(["codec", "level", "records/s", "MB/s", "bytes on disk", "ratio", "batches"], rows)
-        self.logger.info("codec matrix (%d records of json-records.ndjson each, 3 brokers, RF=3):\n%s", RECORDS, t)
+        t += ("\n(%d records of json-records.ndjson per combination, 3 brokers, RF=3, acks=all; records/s of such short "
+              "runs includes client start-up: compare sizes here, throughput in ./build.sh bench)" % RECORDS)
+        self.logger.info("codec matrix:\n%s", t)
         return {"table": t, "times": self.times}

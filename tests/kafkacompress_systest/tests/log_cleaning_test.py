@@ -16,8 +16,9 @@ from .common import table, timed
 
 RECORDS = 6000      # about 3.7 MB of JSON values
 KEYS = 1500         # 4 updates per key
-RATE = 800          # records/s, so that segment.ms rolls several segments per topic
-COMPACT = {"cleanup.policy": "compact", "segment.ms": 2000, "min.cleanable.dirty.ratio": 0.01,
+RATE = -1
+# internal.segment.bytes: upstream's test-only topic setting (segment.bytes must be >= 1 MiB), for many small segments
+COMPACT = {"cleanup.policy": "compact", "internal.segment.bytes": 65536, "min.cleanable.dirty.ratio": 0.01,
            "min.insync.replicas": 2, "delete.retention.ms": 600000}
 
 

@@ -24,15 +24,8 @@ OBJ = "kafka.compression:type=compression-provider-metrics,codec=gzip"
 
 
 def parse_jmx(out):
-    """JmxTool one-time output (a header line of quoted names, a line of values) -> {attribute: value}."""
-    lines = [l for l in out.splitlines() if l.strip() and not l.startswith("Trying") and "WARN" not in l]
-    for i, l in enumerate(lines[:-1]):
-        if "compression-batches-total" in l:
-            names = [n.strip().strip('"') for n in l.split(",")]
-            vals = [v.strip().strip('"') for v in lines[i + 1].split(",")]
-            return {n.split(":")[-1]: v for n, v in zip(names, vals)}
-    found = dict(re.findall(r"([a-z-]+-total|provider)\W+=?\s*([^,\s}]+)", out))
-    return found
+    """JmxTool --report-format properties output ("<object name>:<attribute>=<value>" lines) -> {attribute: value}."""
+    return dict(re.findall(r"^kafka\.compression:.*?codec=\w+:([A-Za-z-]+)=(.*)$", out, re.M))
 
 
 class ProvidersTest(Test):
