@@ -121,10 +121,10 @@ def test_qat_software_path_in_trixie_container(junit_on_host):
             f"-DoutputDirectory={ROOT}/build/qat-test", "-Dmdep.overWriteIfNewer=true")
     assert r.returncode == 0, r.stdout + r.stderr
     launcher = ROOT / "build/qat-test/junit-platform-console-standalone-1.13.4.jar"
-    cp_file = ROOT / "providers/qat-gzip/target/test-classpath.txt"
+    cp_file = ROOT / "build/providers/qat-gzip/target/test-classpath.txt"
     cp = [p for p in cp_file.read_text().strip().split(":")
           if not any(x in p for x in ("/org/junit/", "/opentest4j/", "/apiguardian/"))]
-    cp = [str(ROOT / "providers/qat-gzip/target/test-classes"), str(ROOT / "providers/qat-gzip/target/classes")] + cp
+    cp = [str(ROOT / "build/providers/qat-gzip/target/test-classes"), str(ROOT / "build/providers/qat-gzip/target/classes")] + cp
     m2 = Path.home() / ".m2"
     shared = ROOT.parent / "shared"
     cmd = [engine, "run", "--rm", "--user", "0", "--network", "none", "--entrypoint", "java",
