@@ -59,9 +59,16 @@ EOF
 # ---------------------------------------------------------------------------
 # upstream artifacts
 
+# what the fetched artifacts depend on: the pinned versions (the parent's
+# properties), the upstream pom and the lock file
+upstream_stamp() {
+    { sed -n '/<properties>/,/<\/properties>/p' "$ROOT/pom.xml"; cat "$ROOT/upstream/pom.xml" "$LOCK" 2>/dev/null; } \
+        | sha256sum | cut -c1-16
+}
+
 fetch_upstream() {
     local stamp
-    stamp="$(cat "$ROOT/pom.xml" "$ROOT/upstream/pom.xml" "$LOCK" 2>/dev/null | sha256sum | cut -c1-16)"
+    stamp="$(upstream_stamp)"
     if [[ -f "$UPSTREAM_OUT/.stamp" && "$(cat "$UPSTREAM_OUT/.stamp")" == "$stamp" ]]; then
         return 0
     fi
@@ -101,7 +108,7 @@ cmd_lock() {
     (cd "$UPSTREAM_OUT" && find sources libs testlibs -name '*.jar' | sort | xargs sha256sum) > "$LOCK"
     log "recorded $(wc -l < "$LOCK") artifacts in $LOCK"
     verify_upstream
-    cat "$ROOT/pom.xml" "$ROOT/upstream/pom.xml" "$LOCK" | sha256sum | cut -c1-16 > "$UPSTREAM_OUT/.stamp"
+    upstream_stamp > "$UPSTREAM_OUT/.stamp"
 }
 
 # ---------------------------------------------------------------------------
@@ -211,9 +218,12 @@ apply_series() {
         if ! out="$(git -C "$TREE" am --3way --committer-date-is-author-date "$PATCHES/$p" 2>&1)"; then
             git -C "$TREE" am --abort >/dev/null 2>&1 || true
             git -C "$TREE" rev-parse HEAD > "$TREE/.git/kc-head"
-            local where
-            where="$(grep -E '^error: (patch failed|.*: does not exist in index|.*: No such file)' <<<"$out" | head -3 | sed 's/^error: /    /')"
-            [[ -n "$where" ]] || where="$(grep -E 'error|CONFLICT' <<<"$out" | head -3 | sed 's/^/    /')"
+            local where check
+            # git apply names the file and the hunk that failed
+            check="$(git -C "$TREE" apply --check --verbose "$PATCHES/$p" 2>&1 || true)"
+            where="$(grep -E '^error: patch failed: ' <<<"$check" | sed -E 's/^error: patch failed: (.*):([0-9]+)$/    file \1, hunk at line \2/' || true)"
+            where+="$(grep -E '^error: .*(does not exist in index|No such file|already exists)' <<<"$check" | sed 's/^error: /\n    /' || true)"
+            [[ -n "$where" ]] || where="$(grep -E 'error|CONFLICT' <<<"$out" | head -3 | sed 's/^/    /' || true)"
             printf '%s\n' "$out" | sed 's/^/    git am: /' >&2
             die "patch $p (#$n in patches/series) does not apply to kafka/:
 $where
@@ -359,11 +369,20 @@ cmd_test() {
     local quick=""
     [[ "${1:-}" == "--quick" ]] && quick=1
     cmd_build
-    local rc=0
-    log "project tests (pytest tests/project)"
-    (cd "$ROOT" && python3 -m pytest -q -p no:cacheprovider tests/project) || rc=1
+    local rc=0 gate_pid="" gate_log="$BUILD/gate.log"
     if [[ -z "$quick" ]]; then
-        cmd_gate || rc=1
+        # upstream's gate is one mostly single-threaded JVM: it runs beside the
+        # project tests, which mostly wait on brokers and containers
+        log "upstream test gate started in the background (log: $gate_log)"
+        bash "$ROOT/tests/upstream/gate.sh" > "$gate_log" 2>&1 &
+        gate_pid=$!
+    fi
+    log "project tests (pytest tests/project)"
+    (cd "$ROOT" && python3 -m pytest -q -p no:cacheprovider --durations=15 tests/project) || rc=1
+    if [[ -n "$gate_pid" ]]; then
+        log "waiting for the upstream test gate"
+        wait "$gate_pid" || rc=1
+        cat "$gate_log" >&2
     fi
     [[ $rc == 0 ]] && log "all tests passed" || die "tests failed"
 }

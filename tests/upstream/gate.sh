@@ -20,11 +20,14 @@ SUFFIX="$(sed -n 's:.*<changelist>\(.*\)</changelist>.*:\1:p' "$ROOT/pom.xml" | 
 log() { printf '[gate] %s\n' "$*" >&2; }
 
 # Always gated, whatever the series touches (issue: foundation).
+# Packages are exact (a package's sub-packages are listed when they are meant).
 PACKAGES=(
     org.apache.kafka.common.compress
     org.apache.kafka.common.record
+    org.apache.kafka.common.record.internal
     org.apache.kafka.storage.internals.log
     org.apache.kafka.clients.producer
+    org.apache.kafka.clients.producer.internals
 )
 if [[ $# -gt 0 ]]; then
     PACKAGES=()
@@ -104,6 +107,9 @@ done < <(grep -v '^[[:space:]]*#' "$HERE/exclusions.txt" | grep -v '^[[:space:]]
 
 SELECT=()
 for p in "${PACKAGES[@]}"; do SELECT+=(--select-package "$p"); done
+# --select-package also takes sub-packages: keep test classes of exactly these packages
+INCLUDE="^($(printf '%s\n' "${PACKAGES[@]}" | sed 's/\./\\./g' | paste -sd'|'))\.[^.]*Tests?([$][^.]*)?$"
+SELECT+=(--include-classname "$INCLUDE")
 log "packages: ${PACKAGES[*]}"
 log "against: $([[ -n "${GATE_STOCK:-}" ]] && echo "stock $VERSION jars" || echo "patched $VERSION$SUFFIX jars")"
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# ./build.sh bench [--quick] [--only 1,2,3,4,5] [--sla-ms N]
+# Stock Apache Kafka (the release's jars) beside this distribution, same run, same data.
+# Writes build/bench/report.md, README-section.md, table*.csv and PNG charts. See bench/README.md.
+set -euo pipefail
+
+ROOT="${KC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+BUILD="${KC_BUILD:-$ROOT/build}"
+export KC_ROOT="$ROOT" KC_BUILD="$BUILD"
+export KC_UPSTREAM="${KC_UPSTREAM:-$BUILD/upstream}"
+export KC_DIST="${KC_DIST:-$(ls -d "$BUILD"/dist/kafka_*/ 2>/dev/null | head -1)}"
+KC_DIST="${KC_DIST%/}"
+OUT="$BUILD/bench"
+
+QUICK=()
+PASS=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --quick) QUICK=(--quick); PASS+=(--quick); shift ;;
+        --only|--sla-ms) PASS+=("$1" "$2"); shift 2 ;;
+        -h|--help)
+            sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
+            echo "Full run: about 40 minutes + 6 per provider on 2 cores (it prints its estimate first); --quick: under 10 minutes."
+            exit 0 ;;
+        *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+
+log() { printf '[bench] %s\n' "$*" >&2; }
+[[ -d "$KC_DIST/libs" ]] || { log "no distribution at $KC_DIST (run ./build.sh first)"; exit 1; }
+[[ -d "$KC_UPSTREAM/libs" ]] || { log "no stock jars at $KC_UPSTREAM/libs (run ./build.sh first)"; exit 1; }
+mkdir -p "$OUT/logs" "$OUT/classes"
+
+# charts: pinned matplotlib (bench is not part of CI; a failed install only costs the PNGs)
+if ! python3 -c 'import matplotlib' 2>/dev/null; then
+    log "installing bench/requirements.txt with pip"
+    python3 -m pip install -q -r "$ROOT/bench/requirements.txt" >&2 || log "pip install failed: the report will have no charts"
+fi
+
+# in-process harness, compiled against the stock jars (it only uses APIs both sides have)
+javac -nowarn -d "$OUT/classes" -cp "$KC_UPSTREAM/libs/*" "$ROOT/bench/java/KcBench.java"
+
+# 5. the providers' codec micro-benchmark, if that work has landed
+CODEC_MD="$OUT/codec.md"
+if [[ -x "$ROOT/bench/codec/run.sh" || -f "$ROOT/bench/codec/run.sh" ]]; then
+    log "running bench/codec/run.sh ${QUICK[*]:-}"
+    # --quick stays under 10 minutes: no QAT container build/run for the codec table (set BENCH_QAT_CONTAINER=auto to force)
+    [[ ${#QUICK[@]} -gt 0 ]] && export BENCH_QAT_CONTAINER="${BENCH_QAT_CONTAINER:-no}"
+    if timeout "$([[ ${#QUICK[@]} -gt 0 ]] && echo 240 || echo 2400)" \
+        bash "$ROOT/bench/codec/run.sh" "${QUICK[@]}" > "$OUT/codec.out" 2> "$OUT/codec.err"; then
+        { echo "Output of \`bench/codec/run.sh ${QUICK[*]:-}\` (in process, the providers' harness):"; echo
+          cat "$OUT/codec.out"; } > "$CODEC_MD"
+    else
+        { echo "_bench/codec/run.sh failed or timed out (exit $?); see build/bench/codec.err:_"; echo; echo '```'
+          tail -20 "$OUT/codec.err"; echo '```'; } > "$CODEC_MD"
+    fi
+else
+    echo "_bench/codec/run.sh is not in this checkout: the providers' codec micro-benchmark is missing._" > "$CODEC_MD"
+fi
+
+exec python3 -u "$ROOT/bench/bench.py" "${PASS[@]}" --codec-text "$CODEC_MD"

@@ -1,0 +1,128 @@
+# shellcheck shell=bash
+# Container engine helper; source it:   . docker/engine.sh
+#
+# Defines `engine`, which runs `docker` when a Docker engine answers (`docker info`
+# succeeds) and rootful `podman` otherwise, with this project's containers.conf
+# (CONTAINERS_CONF=docker/containers.conf: no default ulimits, runtime runc; see
+# that file). KC_ENGINE=docker|podman forces a choice. After sourcing,
+# KC_ENGINE says which engine was found ("" when none works; `engine_available`
+# is false then, with the reason in KC_ENGINE_REASON).
+#
+# Also defines:
+#   engine_base_image IMAGE   make IMAGE (a Debian trixie base, e.g.
+#                             debian:trixie-slim) available: present already,
+#                             pulled from a registry, or built offline with
+#                             mmdebstrap and imported under the name
+#                             localhost/debian:trixie-slim. Prints the name to
+#                             pass as BASE_IMAGE on stdout.
+#   engine_image_exists IMAGE
+
+KC_DOCKER_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+KC_CONTAINERS_CONF="${KC_CONTAINERS_CONF:-$KC_DOCKER_DIR/containers.conf}"
+
+_kc_engine_log() { printf '[engine] %s\n' "$*" >&2; }
+
+_kc_detect_engine() {
+    KC_ENGINE_REASON=""
+    if [[ -n "${KC_ENGINE:-}" ]]; then
+        return 0
+    fi
+    if command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1; then
+        KC_ENGINE=docker
+    elif command -v podman >/dev/null 2>&1; then
+        if [[ $(id -u) != 0 ]]; then
+            KC_ENGINE=""
+            KC_ENGINE_REASON="no Docker engine answers and podman needs root here (rootful podman)"
+        elif CONTAINERS_CONF="$KC_CONTAINERS_CONF" timeout 60 podman info >/dev/null 2>&1; then
+            KC_ENGINE=podman
+        else
+            KC_ENGINE=""
+            KC_ENGINE_REASON="no Docker engine answers and 'podman info' fails"
+        fi
+    else
+        KC_ENGINE=""
+        KC_ENGINE_REASON="no Docker engine answers and podman is not installed (apt-get install podman buildah runc mmdebstrap)"
+    fi
+}
+
+engine() {
+    case "${KC_ENGINE:-}" in
+        docker) docker "$@" ;;
+        podman) CONTAINERS_CONF="$KC_CONTAINERS_CONF" podman "$@" ;;
+        *) _kc_engine_log "no container engine: ${KC_ENGINE_REASON:-unknown}"; return 127 ;;
+    esac
+}
+
+engine_available() { [[ -n "${KC_ENGINE:-}" ]]; }
+
+engine_image_exists() { engine image inspect "$1" >/dev/null 2>&1; }
+
+# the registry name podman needs for a Docker Hub short name
+_kc_qualified() {
+    local n="$1"
+    if [[ "${KC_ENGINE:-}" == podman && "$n" != */*.*/* && "$n" != localhost/* ]]; then
+        [[ "$n" == */* ]] && n="docker.io/$n" || n="docker.io/library/$n"
+    fi
+    printf '%s' "$n"
+}
+
+KC_OFFLINE_BASE="${KC_OFFLINE_BASE:-localhost/debian:trixie-slim}"
+KC_DEBIAN_MIRROR="${KC_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+KC_DEBIAN_SECURITY="${KC_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}"
+
+engine_base_image() {
+    local want="${1:-debian:trixie-slim}"
+    if engine_image_exists "$want"; then
+        # podman resolves a short name to localhost/... too: say which it is
+        if [[ "$(engine image inspect --format '{{.Id}}' "$want")" == \
+              "$(engine image inspect --format '{{.Id}}' "$KC_OFFLINE_BASE" 2>/dev/null)" ]]; then
+            _kc_engine_log "base image: using $KC_OFFLINE_BASE (built offline earlier with mmdebstrap) for $want"
+            want="$KC_OFFLINE_BASE"
+        fi
+        printf '%s\n' "$want"; return 0
+    fi
+    if engine_image_exists "$KC_OFFLINE_BASE"; then
+        _kc_engine_log "base image: using $KC_OFFLINE_BASE (built offline earlier with mmdebstrap) for $want"
+        printf '%s\n' "$KC_OFFLINE_BASE"; return 0
+    fi
+    if [[ "${KC_OFFLINE:-}" != 1 ]]; then
+        local q; q="$(_kc_qualified "$want")"
+        _kc_engine_log "base image: pulling $q"
+        if timeout 300 env CONTAINERS_CONF="$KC_CONTAINERS_CONF" "$KC_ENGINE" pull -q "$q" >/dev/null 2>"${TMPDIR:-/tmp}/kc-pull.$$"; then
+            rm -f "${TMPDIR:-/tmp}/kc-pull.$$"
+            printf '%s\n' "$q"; return 0
+        fi
+        _kc_engine_log "base image: cannot pull $q ($(tail -1 "${TMPDIR:-/tmp}/kc-pull.$$" | cut -c1-160))"
+        rm -f "${TMPDIR:-/tmp}/kc-pull.$$"
+    fi
+    _kc_build_offline_base || return 1
+    printf '%s\n' "$KC_OFFLINE_BASE"
+}
+
+# Debian trixie, minbase, documentation and locales excluded like the official
+# -slim images (the dpkg excludes stay in the image, so later apt installs honour
+# them too); apt lists are not kept.
+_kc_build_offline_base() {
+    command -v mmdebstrap >/dev/null 2>&1 \
+        || { _kc_engine_log "no registry and no mmdebstrap (apt-get install mmdebstrap): cannot make a base image"; return 1; }
+    local tmp; tmp="$(mktemp -d)"
+    _kc_engine_log "base image: no registry reachable; building $KC_OFFLINE_BASE offline with mmdebstrap --variant=minbase trixie ($KC_DEBIAN_MIRROR)"
+    if ! mmdebstrap --variant=minbase --quiet \
+            --dpkgopt='path-exclude=/usr/share/man/*' \
+            --dpkgopt='path-exclude=/usr/share/doc/*' \
+            --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+            --dpkgopt='path-exclude=/usr/share/locale/*' \
+            --dpkgopt='path-exclude=/usr/share/info/*' \
+            --aptopt='Acquire::Languages "none"' \
+            trixie "$tmp/base.tar" \
+            "deb $KC_DEBIAN_MIRROR trixie main" \
+            "deb $KC_DEBIAN_MIRROR trixie-updates main" \
+            "deb $KC_DEBIAN_SECURITY trixie-security main" >&2; then
+        rm -rf "$tmp"; _kc_engine_log "mmdebstrap failed"; return 1
+    fi
+    engine import --change 'CMD ["bash"]' "$tmp/base.tar" "$KC_OFFLINE_BASE" >/dev/null || { rm -rf "$tmp"; return 1; }
+    rm -rf "$tmp"
+    _kc_engine_log "base image: imported $KC_OFFLINE_BASE ($(engine image inspect --format '{{.Size}}' "$KC_OFFLINE_BASE" 2>/dev/null | awk '{printf "%.0f MB", $1/1e6}'))"
+}
+
+_kc_detect_engine

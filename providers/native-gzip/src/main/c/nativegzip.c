@@ -1,0 +1,205 @@
+/*
+ * JNI glue between io.kafkacompress.nativegzip.NativeGzip and two deflate engines:
+ * ISA-L (libisal.so.2) and libdeflate (libdeflate.so.0).
+ *
+ * The engines are resolved with dlopen()/dlsym() when Java calls init(), not linked:
+ * this library always loads, and a host without the engines gets an error message
+ * (reported by checkAvailable()) instead of an UnsatisfiedLinkError or a crash.
+ *
+ * Every entry point works on whole buffers (a whole batch, or a chunk of at least
+ * 16 KiB): no per-byte native calls. Native state (compressors, inflate states) is
+ * owned by a handle that Java keeps in one context object used by one thread at a time.
+ */
+#include <jni.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <isa-l/igzip_lib.h>
+#include <libdeflate.h>
+
+static __typeof__(&isal_deflate_init) p_isal_deflate_init;
+static __typeof__(&isal_deflate) p_isal_deflate;
+static __typeof__(&isal_inflate_init) p_isal_inflate_init;
+static __typeof__(&isal_inflate) p_isal_inflate;
+static __typeof__(&libdeflate_alloc_compressor) p_ld_alloc;
+static __typeof__(&libdeflate_free_compressor) p_ld_free;
+static __typeof__(&libdeflate_gzip_compress) p_ld_gzip;
+static __typeof__(&libdeflate_gzip_compress_bound) p_ld_bound;
+
+static int loaded = 0;
+
+#define SYM(handle, var, name) do { \
+        *(void **)(&var) = dlsym(handle, name); \
+        if (!var) { snprintf(err, sizeof(err), "symbol %s not found: %s", name, dlerror()); goto fail; } \
+    } while (0)
+
+JNIEXPORT jstring JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_init(JNIEnv *env, jclass cls,
+        jstring isalName, jstring deflateName) {
+    char err[512];
+    void *isal = NULL, *ld = NULL;
+    if (loaded) return NULL;
+    const char *in = (*env)->GetStringUTFChars(env, isalName, NULL);
+    const char *dn = (*env)->GetStringUTFChars(env, deflateName, NULL);
+    isal = dlopen(in, RTLD_NOW | RTLD_LOCAL);
+    if (!isal) { snprintf(err, sizeof(err), "ISA-L not loadable (%s): %s", in, dlerror()); goto fail; }
+    ld = dlopen(dn, RTLD_NOW | RTLD_LOCAL);
+    if (!ld) { snprintf(err, sizeof(err), "libdeflate not loadable (%s): %s", dn, dlerror()); goto fail; }
+    SYM(isal, p_isal_deflate_init, "isal_deflate_init");
+    SYM(isal, p_isal_deflate, "isal_deflate");
+    SYM(isal, p_isal_inflate_init, "isal_inflate_init");
+    SYM(isal, p_isal_inflate, "isal_inflate");
+    SYM(ld, p_ld_alloc, "libdeflate_alloc_compressor");
+    SYM(ld, p_ld_free, "libdeflate_free_compressor");
+    SYM(ld, p_ld_gzip, "libdeflate_gzip_compress");
+    SYM(ld, p_ld_bound, "libdeflate_gzip_compress_bound");
+    (*env)->ReleaseStringUTFChars(env, isalName, in);
+    (*env)->ReleaseStringUTFChars(env, deflateName, dn);
+    loaded = 1;
+    return NULL;
+fail:
+    (*env)->ReleaseStringUTFChars(env, isalName, in);
+    (*env)->ReleaseStringUTFChars(env, deflateName, dn);
+    if (isal) dlclose(isal);
+    if (ld) dlclose(ld);
+    return (*env)->NewStringUTF(env, err);
+}
+
+/* ---------------------------------------------------------------- libdeflate */
+
+JNIEXPORT jlong JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldNew(JNIEnv *env, jclass cls, jint level) {
+    return (jlong)(intptr_t)p_ld_alloc(level);
+}
+
+JNIEXPORT void JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldFree(JNIEnv *env, jclass cls, jlong h) {
+    if (h) p_ld_free((struct libdeflate_compressor *)(intptr_t)h);
+}
+
+JNIEXPORT jlong JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldBound(JNIEnv *env, jclass cls, jlong h, jint len) {
+    return (jlong)p_ld_bound((struct libdeflate_compressor *)(intptr_t)h, (size_t)len);
+}
+
+/* returns the gzip member's size, 0 if out was too small, -1 if the JVM could not pin the arrays */
+JNIEXPORT jint JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldGzip(JNIEnv *env, jclass cls, jlong h,
+        jbyteArray in, jint inOff, jint inLen, jbyteArray out, jint outOff, jint outLen) {
+    jbyte *i = (*env)->GetPrimitiveArrayCritical(env, in, NULL);
+    if (!i) return -1;
+    jbyte *o = (*env)->GetPrimitiveArrayCritical(env, out, NULL);
+    if (!o) { (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT); return -1; }
+    size_t n = p_ld_gzip((struct libdeflate_compressor *)(intptr_t)h, i + inOff, (size_t)inLen, o + outOff, (size_t)outLen);
+    (*env)->ReleasePrimitiveArrayCritical(env, out, o, 0);
+    (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT);
+    return (jint)n;
+}
+
+/* ---------------------------------------------------------------- ISA-L deflate */
+
+struct isal_deflater {
+    struct isal_zstream stream;
+    int level;
+    uint32_t level_buf_size;
+    uint8_t level_buf[];
+};
+
+static uint32_t isal_level_buf_size(int level) {
+    switch (level) {
+    case 1: return ISAL_DEF_LVL1_DEFAULT;
+    case 2: return ISAL_DEF_LVL2_DEFAULT;
+    case 3: return ISAL_DEF_LVL3_DEFAULT;
+    default: return 0;
+    }
+}
+
+JNIEXPORT jlong JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_isalDeflaterNew(JNIEnv *env, jclass cls, jint level) {
+    if (level < 0 || level > 3) return 0;
+    uint32_t size = isal_level_buf_size(level);
+    struct isal_deflater *d = malloc(sizeof(struct isal_deflater) + size);
+    if (!d) return 0;
+    d->level = level;
+    d->level_buf_size = size;
+    return (jlong)(intptr_t)d;
+}
+
+JNIEXPORT void JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_isalDeflaterFree(JNIEnv *env, jclass cls, jlong h) {
+    free((void *)(intptr_t)h);
+}
+
+/* one gzip member of in[inOff, inOff+inLen): its size, 0 if out was too small, <0 on error */
+JNIEXPORT jint JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_isalGzip(JNIEnv *env, jclass cls, jlong h,
+        jbyteArray in, jint inOff, jint inLen, jbyteArray out, jint outOff, jint outLen) {
+    struct isal_deflater *d = (struct isal_deflater *)(intptr_t)h;
+    jbyte *i = (*env)->GetPrimitiveArrayCritical(env, in, NULL);
+    if (!i) return -1;
+    jbyte *o = (*env)->GetPrimitiveArrayCritical(env, out, NULL);
+    if (!o) { (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT); return -1; }
+    struct isal_zstream *s = &d->stream;
+    p_isal_deflate_init(s);
+    s->level = (uint32_t)d->level;
+    s->level_buf = d->level_buf_size ? d->level_buf : NULL;
+    s->level_buf_size = d->level_buf_size;
+    s->gzip_flag = IGZIP_GZIP;
+    s->end_of_stream = 1;
+    s->flush = NO_FLUSH;
+    s->next_in = (uint8_t *)(i + inOff);
+    s->avail_in = (uint32_t)inLen;
+    s->next_out = (uint8_t *)(o + outOff);
+    s->avail_out = (uint32_t)outLen;
+    int rc = p_isal_deflate(s);
+    jint result;
+    if (rc != COMP_OK) result = rc < 0 ? rc : -100;
+    else if (s->internal_state.state != ZSTATE_END) result = 0;   /* out too small */
+    else result = (jint)(outLen - s->avail_out);
+    (*env)->ReleasePrimitiveArrayCritical(env, out, o, 0);
+    (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT);
+    return result;
+}
+
+/* ---------------------------------------------------------------- ISA-L inflate */
+
+JNIEXPORT jlong JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_inflaterNew(JNIEnv *env, jclass cls) {
+    return (jlong)(intptr_t)malloc(sizeof(struct inflate_state));
+}
+
+JNIEXPORT void JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_inflaterFree(JNIEnv *env, jclass cls, jlong h) {
+    free((void *)(intptr_t)h);
+}
+
+/* start a raw deflate stream (the gzip header is parsed in Java, like GZIPInputStream does) */
+JNIEXPORT void JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_inflaterReset(JNIEnv *env, jclass cls, jlong h) {
+    struct inflate_state *s = (struct inflate_state *)(intptr_t)h;
+    p_isal_inflate_init(s);
+    s->crc_flag = ISAL_GZIP_NO_HDR;   /* compute the gzip CRC-32 of the output; the trailer is checked in Java */
+}
+
+/*
+ * Inflate from in into out.
+ * res[0] = input bytes used (when finished: up to the end of the deflate data),
+ * res[1] = output bytes written, res[2] = 1 when the deflate stream ended, res[3] = CRC-32 so far.
+ * Returns ISA-L's code (< 0: corrupt data), or -1000 when the arrays could not be pinned.
+ */
+JNIEXPORT jint JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_inflate(JNIEnv *env, jclass cls, jlong h,
+        jbyteArray in, jint inOff, jint inLen, jbyteArray out, jint outOff, jint outLen, jintArray res) {
+    struct inflate_state *s = (struct inflate_state *)(intptr_t)h;
+    jbyte *i = (*env)->GetPrimitiveArrayCritical(env, in, NULL);
+    if (!i) return -1000;
+    jbyte *o = (*env)->GetPrimitiveArrayCritical(env, out, NULL);
+    if (!o) { (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT); return -1000; }
+    s->next_in = (uint8_t *)(i + inOff);
+    s->avail_in = (uint32_t)inLen;
+    s->next_out = (uint8_t *)(o + outOff);
+    s->avail_out = (uint32_t)outLen;
+    int rc = p_isal_inflate(s);
+    jint r[4];
+    int finished = s->block_state == ISAL_BLOCK_FINISH;
+    int used = inLen - (int)s->avail_in;
+    if (finished) used -= s->read_in_length / 8;   /* whole bytes read ahead past the end of the deflate data */
+    r[0] = used;
+    r[1] = outLen - (jint)s->avail_out;
+    r[2] = finished;
+    r[3] = (jint)s->crc;
+    (*env)->ReleasePrimitiveArrayCritical(env, out, o, 0);
+    (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT);
+    (*env)->SetIntArrayRegion(env, res, 0, 4, r);
+    return rc;
+}

@@ -1,0 +1,116 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in compliance
+ * with the License. You may obtain a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+ */
+package io.kafkacompress.nativegzip;
+
+import java.io.IOException;
+import java.io.OutputStream;
+
+/**
+ * Which engine compresses at which Kafka gzip level, and the pools of native compressors.
+ * <p>
+ * Chosen by measurement on the JSON records (module README): at each Kafka level, the fastest engine setting whose
+ * output is no bigger than zlib's ({@code java.util.zip}, what Kafka's built-in codec uses) at that level, for 16 KiB
+ * and 1 MiB batches. ISA-L level 1 for Kafka level 1; libdeflate above (its level 1 for Kafka 2 and 3, where ISA-L's
+ * levels 2 and 3 come out bigger than zlib's on 16 KiB batches; one level up from Kafka's where libdeflate's same
+ * level is a hair bigger than zlib's).
+ */
+final class GzipEngines {
+
+    enum Engine { ISAL, LIBDEFLATE }
+
+    static final int DEFAULT_LEVEL = 6;   // java.util.zip.Deflater.DEFAULT_COMPRESSION means 6
+
+    /** Index: Kafka gzip level 1..9. */
+    private static final Engine[] ENGINE = {null,
+        Engine.ISAL, Engine.LIBDEFLATE, Engine.LIBDEFLATE, Engine.LIBDEFLATE, Engine.LIBDEFLATE,
+        Engine.LIBDEFLATE, Engine.LIBDEFLATE, Engine.LIBDEFLATE, Engine.LIBDEFLATE};
+    private static final int[] ENGINE_LEVEL = {0, 1, 1, 1, 4, 6, 7, 8, 8, 9};
+
+    /** Keep scratch output buffers up to this size in pooled compressors; bigger ones are dropped after use. */
+    private static final int MAX_RETAINED_SCRATCH = 2 * 1024 * 1024 + 64 * 1024;
+
+    private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+
+    @SuppressWarnings("unchecked")
+    private static final NativeGzip.Pool<Compressor>[] POOLS = new NativeGzip.Pool[10];
+
+    static {
+        for (int level = 1; level <= 9; level++) POOLS[level] = new NativeGzip.Pool<>(POOL_SIZE);
+    }
+
+    private GzipEngines() {
+    }
+
+    static int normalize(Integer level) {
+        if (level == null || level == -1) return DEFAULT_LEVEL;
+        if (level < 1 || level > 9) throw new IllegalArgumentException("gzip level " + level + " is not in [1, 9] or -1");
+        return level;
+    }
+
+    static Engine engine(int level) {
+        return ENGINE[level];
+    }
+
+    static int engineLevel(int level) {
+        return ENGINE_LEVEL[level];
+    }
+
+    static String describe(int level) {
+        return (ENGINE[level] == Engine.ISAL ? "ISA-L" : "libdeflate") + " level " + ENGINE_LEVEL[level];
+    }
+
+    /** A native compressor for one Kafka level, with a reusable output buffer; used by one thread at a time. */
+    static final class Compressor extends NativeGzip.NativeHandle {
+        final Engine engine;
+        byte[] scratch;
+
+        private Compressor(Engine engine, long handle) {
+            super(handle, engine == Engine.ISAL ? () -> NativeGzip.isalDeflaterFree(handle) : () -> NativeGzip.ldFree(handle));
+            this.engine = engine;
+        }
+
+        static Compressor create(int level) {
+            Engine engine = ENGINE[level];
+            long h = engine == Engine.ISAL ? NativeGzip.isalDeflaterNew(ENGINE_LEVEL[level]) : NativeGzip.ldNew(ENGINE_LEVEL[level]);
+            return new Compressor(engine, h);
+        }
+
+        private int bound(int length) {
+            if (engine == Engine.LIBDEFLATE) return (int) Math.min(Integer.MAX_VALUE - 64, NativeGzip.ldBound(handle, length));
+            // ISA-L: stored blocks at worst; a generous margin, grown if ever too small
+            return (int) Math.min(Integer.MAX_VALUE - 64, length + (length >> 4) + 1024L);
+        }
+
+        /** Writes in[off, off+len) to out as one gzip member. */
+        void compress(byte[] in, int off, int len, OutputStream out) throws IOException {
+            int size = bound(len);
+            for (int attempt = 0; ; attempt++) {
+                if (scratch == null || scratch.length < size) scratch = new byte[size];
+                int n = engine == Engine.ISAL
+                    ? NativeGzip.isalGzip(handle, in, off, len, scratch, 0, scratch.length)
+                    : NativeGzip.ldGzip(handle, in, off, len, scratch, 0, scratch.length);
+                if (n > 0) {
+                    out.write(scratch, 0, n);
+                    return;
+                }
+                if (n < 0 || attempt >= 3) throw new IOException("native gzip: " + engine + " compression failed (" + n + ")");
+                size = (int) Math.min(Integer.MAX_VALUE - 64, 2L * size);
+            }
+        }
+    }
+
+    /** Compresses in[off, off+len) as one gzip member at a Kafka level (1..9) and writes it to out. */
+    static void compressMember(int level, byte[] in, int off, int len, OutputStream out) throws IOException {
+        NativeGzip.Pool<Compressor> pool = POOLS[level];
+        Compressor c = pool.poll();
+        if (c == null) c = Compressor.create(level);
+        try {
+            c.compress(in, off, len, out);
+        } finally {
+            if (c.scratch != null && c.scratch.length > MAX_RETAINED_SCRATCH) c.scratch = null;
+            pool.release(c);
+        }
+    }
+}

@@ -1,0 +1,398 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in compliance
+ * with the License. You may obtain a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+ */
+package io.kafkacompress.nativegzip;
+
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.compress.CompressionService;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.BufferSupplier;
+import org.apache.kafka.common.utils.ByteBufferOutputStream;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+public class NativeGzipCompressionServiceTest {
+
+    static final NativeGzipCompressionService SERVICE = new NativeGzipCompressionService();
+    static byte[] json;
+
+    @BeforeAll
+    static void setUp() throws IOException {
+        SERVICE.checkAvailable();
+        System.out.println("[native-gzip] provider: " + SERVICE);
+        Path data = Path.of(System.getProperty("kc.data.dir", "../../../shared/data"), "json-records.ndjson");
+        json = Files.readAllBytes(data);
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    static byte[] providerCompress(CompressionService s, byte[] data, Integer level) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (OutputStream out = s.compressedOutputStream(bytes, Optional.ofNullable(level))) {
+            // as the framework does: a buffer in front, so mixed write sizes
+            int pos = 0;
+            Random r = new Random(data.length);
+            while (pos < data.length) {
+                int n = Math.min(data.length - pos, 1 + r.nextInt(40000));
+                if (n < 4) {
+                    out.write(data[pos]);
+                    n = 1;
+                } else {
+                    out.write(data, pos, n);
+                }
+                pos += n;
+            }
+        }
+        return bytes.toByteArray();
+    }
+
+    static byte[] providerDecompress(CompressionService s, byte[] gz) throws IOException {
+        try (InputStream in = s.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
+            return in.readAllBytes();
+        }
+    }
+
+    static byte[] builtInCompress(byte[] data, int level) throws IOException {
+        ByteBufferOutputStream buf = new ByteBufferOutputStream(1024);
+        try (OutputStream out = Compression.gzip().level(level).build().wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
+            out.write(data);
+        }
+        ByteBuffer b = buf.buffer();
+        b.flip();
+        byte[] r = new byte[b.remaining()];
+        b.get(r);
+        return r;
+    }
+
+    static byte[] builtInDecompress(byte[] gz) throws IOException {
+        try (InputStream in = Compression.gzip().build().wrapForInput(ByteBuffer.wrap(gz), RecordBatch.CURRENT_MAGIC_VALUE,
+                BufferSupplier.create())) {
+            return in.readAllBytes();
+        }
+    }
+
+    static byte[] random(int size, long seed) {
+        byte[] b = new byte[size];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    static byte[] real(int size) {
+        byte[] b = new byte[size];
+        for (int pos = 0; pos < size; pos += json.length) System.arraycopy(json, 0, b, pos, Math.min(json.length, size - pos));
+        return b;
+    }
+
+    static void assertRoundTrips(byte[] data, int level) throws IOException {
+        byte[] mine = providerCompress(SERVICE, data, level);
+        assertArrayEquals(data, builtInDecompress(mine), "provider -> built-in, level " + level + ", " + data.length + " B");
+        assertArrayEquals(data, providerDecompress(SERVICE, mine), "provider -> provider, level " + level);
+        byte[] theirs = builtInCompress(data, level);
+        assertArrayEquals(data, providerDecompress(SERVICE, theirs), "built-in -> provider, level " + level + ", " + data.length + " B");
+    }
+
+    /** What a reader makes of some bytes: the bytes, or "failed". */
+    static String outcome(boolean provider, byte[] gz) {
+        try {
+            byte[] r = provider ? providerDecompress(SERVICE, gz) : builtInDecompress(gz);
+            return "ok:" + Arrays.hashCode(r) + ":" + r.length;
+        } catch (IOException | KafkaException e) {
+            return "failed";
+        }
+    }
+
+    static void assertSameOutcome(byte[] gz, String what) {
+        String builtIn = outcome(false, gz);
+        String mine = outcome(true, gz);
+        assertEquals(builtIn, mine, what);
+    }
+
+    // ------------------------------------------------------------------ tests
+
+    @Test
+    void levelMappingIsDocumented() {
+        for (int level = 1; level <= 9; level++) System.out.println("[native-gzip] level " + level + " -> " + GzipEngines.describe(level));
+        assertEquals(GzipEngines.Engine.ISAL, GzipEngines.engine(1));
+        assertEquals(GzipEngines.Engine.LIBDEFLATE, GzipEngines.engine(6));
+        assertEquals(GzipEngines.Engine.LIBDEFLATE, GzipEngines.engine(2));
+    }
+
+    @Test
+    void roundTripsEverySizeAndLevel() throws IOException {
+        int[] sizes = {0, 1, 2, 100, 4095, 16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 65536 + 3, 300_000, 1 << 20};
+        for (int level = 1; level <= 9; level++) {
+            for (int size : sizes) {
+                assertRoundTrips(random(size, size * 31L + level), level);
+                assertRoundTrips(real(size), level);
+            }
+        }
+        // the default level (no level configured)
+        byte[] data = real(100_000);
+        assertArrayEquals(data, builtInDecompress(providerCompress(SERVICE, data, null)));
+    }
+
+    @Test
+    void roundTripsSixteenMebibytes() throws IOException {
+        int size = 16 << 20;
+        for (int level : new int[] {1, 6, 9}) {
+            assertRoundTrips(real(size), level);
+        }
+        assertRoundTrips(random(size, 42), 1);
+        assertRoundTrips(random(size + 12345, 43), 6);
+    }
+
+    @Test
+    void outputIsNoBiggerThanBuiltInAtEachLevel() throws IOException {
+        for (int batchSize : new int[] {16 * 1024, 1 << 20}) {
+            for (int level = 1; level <= 9; level++) {
+                long mine = 0;
+                long theirs = 0;
+                // every batch of the data set, each compressed separately, as Kafka does
+                for (int pos = 0; pos + batchSize <= json.length; pos += batchSize) {
+                    byte[] batch = Arrays.copyOfRange(json, pos, pos + batchSize);
+                    mine += providerCompress(SERVICE, batch, level).length;
+                    theirs += builtInCompress(batch, level).length;
+                }
+                System.out.printf("[native-gzip] %d B batches, level %d: %d B (built-in %d B, %.4f)%n", batchSize, level, mine, theirs,
+                    (double) mine / theirs);
+                assertTrue(mine <= theirs, batchSize + " B batches, level " + level + ": " + mine + " > built-in " + theirs);
+            }
+        }
+    }
+
+    @Test
+    void readsMultiMemberAndConcatenatedGzip() throws IOException {
+        byte[] a = real(50_000);
+        byte[] b = random(70_000, 7);
+        byte[] c = new byte[0];
+        ByteArrayOutputStream concat = new ByteArrayOutputStream();
+        concat.write(builtInCompress(a, 1));
+        concat.write(providerCompress(SERVICE, b, 9));
+        concat.write(builtInCompress(c, 6));
+        concat.write(providerCompress(SERVICE, a, 3));
+        ByteArrayOutputStream expected = new ByteArrayOutputStream();
+        expected.write(a);
+        expected.write(b);
+        expected.write(c);
+        expected.write(a);
+        assertArrayEquals(expected.toByteArray(), providerDecompress(SERVICE, concat.toByteArray()));
+        assertArrayEquals(expected.toByteArray(), builtInDecompress(concat.toByteArray()));
+        // a batch over the member size is written as several members, read by the built-in codec
+        byte[] big = real(NativeGzipOutputStream.MEMBER_SIZE * 2 + 1000);
+        byte[] gz = providerCompress(SERVICE, big, 1);
+        assertArrayEquals(big, builtInDecompress(gz));
+    }
+
+    @Test
+    void trailingGarbageIsTreatedAsTheBuiltInCodecDoes() throws IOException {
+        byte[] member = builtInCompress(real(20_000), 6);
+        Random r = new Random(1);
+        for (int n : new int[] {1, 2, 7, 8, 17, 18, 19, 20, 26, 27, 30, 100, 5000}) {
+            byte[] garbage = new byte[n];
+            r.nextBytes(garbage);
+            assertSameOutcome(concat(member, garbage), "random garbage of " + n + " B");
+            Arrays.fill(garbage, (byte) 0);
+            assertSameOutcome(concat(member, garbage), "zeros " + n + " B");
+            if (n >= 2) {
+                garbage[0] = 0x1f;
+                garbage[1] = (byte) 0x8b;
+                assertSameOutcome(concat(member, garbage), "gzip magic then " + (n - 2) + " B");
+            }
+            if (n >= 10) {
+                byte[] header = Arrays.copyOf(member, 10);
+                System.arraycopy(header, 0, garbage, 0, 10);
+                assertSameOutcome(concat(member, garbage), "gzip header then " + (n - 10) + " B");
+            }
+        }
+    }
+
+    @Test
+    void truncatedInputFailsAsTheBuiltInCodecDoes() throws IOException {
+        byte[] member = builtInCompress(real(3_000), 6);
+        for (int len = 0; len < member.length; len++) {
+            byte[] cut = Arrays.copyOf(member, len);
+            assertEquals("failed", outcome(true, cut), "truncated to " + len);
+            assertEquals("failed", outcome(false, cut), "built-in, truncated to " + len);
+        }
+        byte[] big = builtInCompress(real(1 << 20), 1);
+        for (int len : new int[] {big.length / 3, big.length / 2, big.length - 9, big.length - 1}) {
+            assertEquals("failed", outcome(true, Arrays.copyOf(big, len)), "truncated to " + len);
+        }
+    }
+
+    @Test
+    void bitFlipsGiveTheBuiltInCodecsOutcome() throws IOException {
+        byte[] member = builtInCompress(real(2_000), 6);
+        int failures = 0;
+        for (int bit = 0; bit < member.length * 8; bit++) {
+            byte[] flipped = member.clone();
+            flipped[bit / 8] ^= (byte) (1 << (bit % 8));
+            assertSameOutcome(flipped, "bit " + bit + " of " + member.length + " B");
+            if (outcome(true, flipped).equals("failed")) failures++;
+        }
+        System.out.println("[native-gzip] bit flips: " + member.length * 8 + " cases, " + failures + " reported corrupt, all as the built-in codec");
+        assertTrue(failures > member.length * 8 / 2);
+        // corruption deep inside a large stream
+        byte[] big = providerCompress(SERVICE, real(1 << 20), 6);
+        Random r = new Random(3);
+        for (int i = 0; i < 50; i++) {
+            byte[] flipped = big.clone();
+            int bit = 80 + r.nextInt((big.length - 20) * 8);
+            flipped[bit / 8] ^= (byte) (1 << (bit % 8));
+            assertEquals("failed", outcome(true, flipped), "bit " + bit);
+        }
+    }
+
+    @Test
+    void errorsAreIOExceptionsFromReadAndKafkaExceptionForABadHeader() throws IOException {
+        byte[] member = builtInCompress(real(100_000), 6);
+        byte[] corrupt = member.clone();
+        corrupt[member.length / 2] ^= 0x55;
+        try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(corrupt), null)) {
+            in.readAllBytes();
+            fail("corrupt data was read");
+        } catch (IOException expected) {
+            // the batch is reported corrupt, as with GZIPInputStream
+        }
+        try {
+            SERVICE.decompressedInputStream(ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), null);
+            fail("bad header accepted");
+        } catch (KafkaException expected) {
+            assertNotNull(expected.getCause());
+        }
+    }
+
+    @Test
+    void usesAndReturnsTheBufferProvidersBuffers() throws IOException {
+        List<ByteBuffer> out = new ArrayList<>();
+        List<ByteBuffer> back = new ArrayList<>();
+        CompressionService.BufferProvider provider = new CompressionService.BufferProvider() {
+            @Override
+            public ByteBuffer get(int capacity) {
+                ByteBuffer b = ByteBuffer.allocate(capacity);
+                out.add(b);
+                return b;
+            }
+
+            @Override
+            public void release(ByteBuffer buffer) {
+                back.add(buffer);
+            }
+        };
+        byte[] data = real(500_000);
+        try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(builtInCompress(data, 6)), provider)) {
+            assertArrayEquals(data, in.readAllBytes());
+        }
+        assertEquals(out, back);
+        assertEquals(1, out.size());
+        // a direct input buffer
+        ByteBuffer direct = ByteBuffer.allocateDirect(200_000);
+        byte[] gz = builtInCompress(data, 6);
+        direct.put(gz).flip();
+        try (InputStream in = SERVICE.decompressedInputStream(direct, provider)) {
+            assertArrayEquals(data, in.readAllBytes());
+        }
+    }
+
+    @Test
+    void manyThreadsAtOnce() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        try {
+            List<Future<?>> results = new ArrayList<>();
+            for (int t = 0; t < 16; t++) {
+                final int seed = t;
+                results.add(pool.submit(() -> {
+                    Random r = new Random(seed);
+                    for (int i = 0; i < 150; i++) {
+                        int level = 1 + r.nextInt(9);
+                        int size = r.nextInt(200_000);
+                        byte[] data = r.nextBoolean() ? real(size) : random(size, r.nextLong());
+                        byte[] gz = providerCompress(SERVICE, data, level);
+                        assertArrayEquals(data, builtInDecompress(gz));
+                        assertArrayEquals(data, providerDecompress(SERVICE, gz));
+                        assertArrayEquals(data, providerDecompress(SERVICE, builtInCompress(data, level)));
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : results) f.get(10, TimeUnit.MINUTES);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void nativeMemoryStaysFlatOverAHundredThousandCycles() throws IOException {
+        byte[] batch = real(16 * 1024);
+        byte[] corrupt = builtInCompress(batch, 6);
+        corrupt[corrupt.length / 2] ^= 0x10;
+        for (int i = 0; i < 5_000; i++) cycle(batch, corrupt, i);
+        System.gc();
+        long before = rssKiB();
+        for (int i = 0; i < 100_000; i++) cycle(batch, corrupt, i);
+        System.gc();
+        long after = rssKiB();
+        System.out.printf("[native-gzip] 100,000 cycles: VmRSS %d KiB -> %d KiB (%+d KiB)%n", before, after, after - before);
+        assertTrue(after - before < 48 * 1024, "RSS grew by " + (after - before) + " KiB");
+    }
+
+    private static void cycle(byte[] batch, byte[] corrupt, int i) throws IOException {
+        int level = 1 + i % 9;
+        byte[] gz = providerCompress(SERVICE, batch, level);
+        try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
+            if (in.readAllBytes().length != batch.length) throw new AssertionError();
+        }
+        if (i % 10 == 0) {   // error path: the native state must be given back too
+            try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(corrupt), null)) {
+                in.readAllBytes();
+                throw new AssertionError("corrupt input read");
+            } catch (IOException expected) {
+                // expected
+            }
+        }
+        if (i % 10 == 5) {   // a stream abandoned half-way, closed
+            InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null);
+            in.read(new byte[100]);
+            in.close();
+        }
+    }
+
+    static long rssKiB() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) return Long.parseLong(line.replaceAll("[^0-9]", ""));
+        }
+        throw new IOException("no VmRSS");
+    }
+
+    static byte[] concat(byte[] a, byte[] b) {
+        byte[] r = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, r, a.length, b.length);
+        return r;
+    }
+}

@@ -1,0 +1,247 @@
+/*
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in compliance
+ * with the License. You may obtain a copy of the License at http://www.apache.org/licenses/LICENSE-2.0
+ */
+package io.kafkacompress.qat;
+
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.BufferSupplier;
+import org.apache.kafka.common.utils.ByteBufferOutputStream;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Where QATzip is installed (the trixie container of tests/project/test_providers.py, KC_QAT_EXPECT=available), the
+ * software path is exercised in full; elsewhere (KC_QAT_EXPECT=unavailable, the bookworm host) the provider must
+ * report itself unavailable, without crashing, so that the framework falls back.
+ */
+public class QatGzipCompressionServiceTest {
+
+    static final String EXPECT = System.getenv().getOrDefault("KC_QAT_EXPECT", "");
+    static QatGzipCompressionService service;
+    static String unavailable;
+    static byte[] json;
+
+    @BeforeAll
+    static void setUp() throws IOException {
+        service = new QatGzipCompressionService();
+        service.configure(Map.of(QatGzipCompressionService.MODE_CONFIG, "software"));
+        try {
+            service.checkAvailable();
+            System.out.println("[qat-gzip] QAT path: AVAILABLE here: " + service);
+        } catch (IllegalStateException e) {
+            unavailable = e.getMessage();
+            System.out.println("[qat-gzip] QAT path: UNAVAILABLE here (the framework falls back to the built-in codec): " + unavailable);
+        }
+        Path data = Path.of(System.getProperty("kc.data.dir", System.getenv().getOrDefault("KC_DATA_DIR", "../../../shared/data")),
+            "json-records.ndjson");
+        json = Files.readAllBytes(data);
+    }
+
+    static void requireAvailable() {
+        Assumptions.assumeTrue(unavailable == null, "QATzip not available here: " + unavailable);
+    }
+
+    @Test
+    void availabilityIsAsExpected() {
+        if (EXPECT.equals("available")) assertEquals(null, unavailable, "QATzip should work here");
+        if (EXPECT.equals("unavailable")) {
+            assertTrue(unavailable != null && unavailable.contains("libqatzip.so.3"), String.valueOf(unavailable));
+            // and every entry point refuses cleanly rather than crashing
+            assertThrows(IllegalStateException.class, () -> service.compressedOutputStream(new ByteArrayOutputStream(), Optional.empty()));
+        }
+    }
+
+    @Test
+    void hardwareModeWithoutADeviceIsUnavailableWithoutCrashing() {
+        Assumptions.assumeTrue(QatEnvironment.hardwareAbsentReason() != null, "this host has QAT devices");
+        QatGzipCompressionService s = new QatGzipCompressionService();
+        s.configure(Map.of(QatGzipCompressionService.MODE_CONFIG, "hardware"));
+        IllegalStateException e = assertThrows(IllegalStateException.class, s::checkAvailable);
+        System.out.println("[qat-gzip] mode=hardware: " + e.getMessage());
+    }
+
+    @Test
+    void badModeIsAConfigError() {
+        assertThrows(ConfigException.class, () -> new QatGzipCompressionService().configure(Map.of(QatGzipCompressionService.MODE_CONFIG, "turbo")));
+    }
+
+    // ------------------------------------------------------------------ with QATzip
+
+    static byte[] compress(byte[] data, Integer level) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (OutputStream out = service.compressedOutputStream(bytes, Optional.ofNullable(level))) {
+            out.write(data);
+        }
+        return bytes.toByteArray();
+    }
+
+    static byte[] decompress(byte[] gz) throws IOException {
+        try (InputStream in = service.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
+            return in.readAllBytes();
+        }
+    }
+
+    static byte[] builtInCompress(byte[] data, int level) throws IOException {
+        ByteBufferOutputStream buf = new ByteBufferOutputStream(1024);
+        try (OutputStream out = Compression.gzip().level(level).build().wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
+            out.write(data);
+        }
+        ByteBuffer b = buf.buffer();
+        b.flip();
+        byte[] r = new byte[b.remaining()];
+        b.get(r);
+        return r;
+    }
+
+    static byte[] builtInDecompress(byte[] gz) throws IOException {
+        try (InputStream in = Compression.gzip().build().wrapForInput(ByteBuffer.wrap(gz), RecordBatch.CURRENT_MAGIC_VALUE, BufferSupplier.create())) {
+            return in.readAllBytes();
+        }
+    }
+
+    static byte[] real(int size) {
+        byte[] b = new byte[size];
+        for (int pos = 0; pos < size; pos += json.length) System.arraycopy(json, 0, b, pos, Math.min(json.length, size - pos));
+        return b;
+    }
+
+    static byte[] random(int size, long seed) {
+        byte[] b = new byte[size];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    static String outcome(boolean provider, byte[] gz) {
+        try {
+            byte[] r = provider ? decompress(gz) : builtInDecompress(gz);
+            return "ok:" + Arrays.hashCode(r) + ":" + r.length;
+        } catch (IOException | KafkaException e) {
+            return "failed";
+        }
+    }
+
+    @Test
+    void roundTripsEverySizeAndLevel() throws IOException {
+        requireAvailable();
+        int[] sizes = {0, 1, 100, 16 * 1024, 65536 + 3, 1 << 20};
+        for (int level = 1; level <= 9; level++) {
+            for (int size : sizes) {
+                for (byte[] data : List.of(real(size), random(size, size + level))) {
+                    byte[] mine = compress(data, level);
+                    assertArrayEquals(data, builtInDecompress(mine), "QAT -> built-in, level " + level + ", " + size);
+                    assertArrayEquals(data, decompress(mine), "QAT -> QAT, level " + level + ", " + size);
+                    assertArrayEquals(data, decompress(builtInCompress(data, level)), "built-in -> QAT, level " + level + ", " + size);
+                }
+            }
+        }
+        byte[] big = real(16 << 20);
+        assertArrayEquals(big, builtInDecompress(compress(big, 6)));
+        assertArrayEquals(big, decompress(builtInCompress(big, 6)));
+    }
+
+    @Test
+    void corruptInputGivesTheBuiltInCodecsOutcome() throws IOException {
+        requireAvailable();
+        byte[] member = builtInCompress(real(2_000), 6);
+        for (int bit = 0; bit < member.length * 8; bit++) {
+            byte[] flipped = member.clone();
+            flipped[bit / 8] ^= (byte) (1 << (bit % 8));
+            assertEquals(outcome(false, flipped), outcome(true, flipped), "bit " + bit);
+        }
+        for (int len = 0; len < member.length; len++) {
+            assertEquals("failed", outcome(true, Arrays.copyOf(member, len)), "truncated to " + len);
+        }
+        Random r = new Random(5);
+        for (int n : new int[] {1, 8, 18, 19, 30, 1000}) {
+            byte[] g = new byte[n];
+            r.nextBytes(g);
+            byte[] x = Arrays.copyOf(member, member.length + n);
+            System.arraycopy(g, 0, x, member.length, n);
+            assertEquals(outcome(false, x), outcome(true, x), "garbage " + n);
+        }
+        byte[] two = Arrays.copyOf(member, member.length * 2);
+        System.arraycopy(member, 0, two, member.length, member.length);
+        assertEquals(outcome(false, two), outcome(true, two));
+        assertTrue(outcome(true, two).startsWith("ok:"));
+    }
+
+    @Test
+    void manyThreadsAtOnce() throws Exception {
+        requireAvailable();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<?>> results = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                final int seed = t;
+                results.add(pool.submit(() -> {
+                    Random r = new Random(seed);
+                    for (int i = 0; i < 100; i++) {
+                        int level = 1 + r.nextInt(9);
+                        byte[] data = real(r.nextInt(300_000));
+                        byte[] gz = compress(data, level);
+                        assertArrayEquals(data, builtInDecompress(gz));
+                        assertArrayEquals(data, decompress(gz));
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : results) f.get(10, TimeUnit.MINUTES);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void sessionsAreReusedAndNativeMemoryStaysFlat() throws IOException {
+        requireAvailable();
+        byte[] batch = real(16 * 1024);
+        int cycles = Integer.getInteger("kc.qat.cycles", 100_000);
+        for (int i = 0; i < 2_000; i++) assertEquals(batch.length, decompress(compress(batch, 1 + i % 9)).length);
+        System.gc();
+        long before = rssKiB();
+        for (int i = 0; i < cycles; i++) {
+            byte[] gz = compress(batch, 1 + i % 9);
+            if (decompress(gz).length != batch.length) throw new AssertionError();
+        }
+        System.gc();
+        long after = rssKiB();
+        System.out.printf("[qat-gzip] %,d cycles: VmRSS %d KiB -> %d KiB (%+d KiB)%n", cycles, before, after, after - before);
+        assertTrue(after - before < 48 * 1024, "RSS grew by " + (after - before) + " KiB");
+    }
+
+    static long rssKiB() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) return Long.parseLong(line.replaceAll("[^0-9]", ""));
+        }
+        throw new IOException("no VmRSS");
+    }
+}

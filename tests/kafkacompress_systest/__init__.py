@@ -1,0 +1,1 @@
+"""ducktape system tests of the kafka-compress distribution (see tests/systest.sh)."""

@@ -1,0 +1,251 @@
+"""A KRaft Kafka cluster of N combined (broker+controller) nodes from our distribution."""
+
+import base64
+import re
+import time
+import uuid
+
+from ducktape.services.service import Service
+from ducktape.utils.util import wait_until
+
+from .paths import KAFKA_HOME, WORK
+
+PORT = 9092
+CONTROLLER_PORT = 9093
+JMX_PORT = 9999
+
+
+class KafkaService(Service):
+    DATA = WORK + "/data"
+    LOGS = WORK + "/logs"
+    CONFIG = WORK + "/server.properties"
+    STDOUT = WORK + "/stdout.log"
+
+    logs = {
+        "kafka_server_log": {"path": LOGS + "/server.log", "collect_default": True},
+        "kafka_stdout": {"path": STDOUT, "collect_default": True},
+        "kafka_controller_log": {"path": LOGS + "/controller.log", "collect_default": False},
+    }
+
+    def __init__(self, context, num_nodes=3, server_props=None, heap_mb=320, start_timeout=90):
+        super(KafkaService, self).__init__(context, num_nodes)
+        self.server_props = dict(server_props or {})
+        self.node_props = {}          # node idx (1-based) -> extra properties for that node only
+        self.heap_mb = heap_mb
+        self.start_timeout = start_timeout
+        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+    # ---------------------------------------------------------------- config
+    def bootstrap_servers(self, exclude=()):
+        return ",".join("%s:%d" % (n.account.hostname, PORT) for n in self.nodes if n not in exclude)
+
+    def voters(self):
+        return ",".join("%d@%s:%d" % (self.idx(n), n.account.hostname, CONTROLLER_PORT) for n in self.nodes)
+
+    def properties(self, node):
+        rf = min(3, len(self.nodes))
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": self.idx(node),
+            "controller.quorum.voters": self.voters(),
+            "listeners": "PLAINTEXT://:%d,CONTROLLER://:%d" % (PORT, CONTROLLER_PORT),
+            "advertised.listeners": "PLAINTEXT://%s:%d" % (node.account.hostname, PORT),
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": self.DATA,
+            "num.partitions": 1,
+            "num.network.threads": 2,
+            "num.io.threads": 2,
+            "num.recovery.threads.per.data.dir": 1,
+            "offsets.topic.replication.factor": rf,
+            "offsets.topic.num.partitions": 3,
+            "transaction.state.log.replication.factor": rf,
+            "transaction.state.log.min.isr": min(2, rf),
+            "share.coordinator.state.topic.replication.factor": rf,
+            "share.coordinator.state.topic.min.isr": min(2, rf),
+            "group.initial.rebalance.delay.ms": 0,
+            "log.cleaner.backoff.ms": 1000,
+            "log.cleaner.dedupe.buffer.size": 8 * 1024 * 1024,
+            "log.cleaner.threads": 1,
+        }
+        props.update(self.server_props)
+        props.update(self.node_props.get(self.idx(node), {}))
+        return "".join("%s=%s\n" % (k, v) for k, v in props.items() if v is not None)
+
+    # ---------------------------------------------------------------- lifecycle
+    def start(self, **kwargs):
+        # a KRaft quorum needs a majority of its voters up: start every node, then wait for all
+        super(KafkaService, self).start(wait=False, **kwargs)
+        for node in self.nodes:
+            wait_until(lambda: self._started(node), timeout_sec=self.start_timeout, backoff_sec=1,
+                       err_msg=lambda: self.start_failure(node))
+        self.wait_for_cluster()
+
+    def start_node(self, node, wait=True, expect_failure=False):
+        node.account.ssh("mkdir -p %s %s" % (self.DATA, self.LOGS))
+        node.account.create_file(self.CONFIG, self.properties(node))
+        # format (first start only) and start in the background, so that nodes start in parallel
+        fmt = ("test -f %s/meta.properties || %s/bin/kafka-storage.sh format --ignore-formatted -t %s -c %s "
+               "> %s/format.log 2>&1" % (self.DATA, KAFKA_HOME, self.cluster_id, self.CONFIG, WORK))
+        cmd = ("echo '=== start %s' >> %s; export LOG_DIR=%s KAFKA_HEAP_OPTS='-Xms%dm -Xmx%dm' JMX_PORT=%d "
+               "KAFKA_JVM_PERFORMANCE_OPTS='-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k'; "
+               "nohup sh -c \"%s; exec %s/bin/kafka-server-start.sh %s\" >> %s 2>&1 &"
+               % (time.strftime("%H:%M:%S"), self.STDOUT, self.LOGS, self.heap_mb, self.heap_mb, JMX_PORT,
+                  fmt, KAFKA_HOME, self.CONFIG, self.STDOUT))
+        self.logger.info("starting kafka on %s", node.account.hostname)
+        node.account.ssh(cmd)
+        if wait and not expect_failure:
+            wait_until(lambda: self._started(node), timeout_sec=self.start_timeout, backoff_sec=1,
+                       err_msg=lambda: self.start_failure(node))
+
+    def start_failure(self, node):
+        """Why a broker did not start: the first ERROR/exception lines of its output since the start."""
+        lines = self.output_since_last_start(node).splitlines()
+        why = [l for l in lines if "ERROR" in l or "Exception" in l or l.startswith("Error")][:3]
+        return "kafka did not start on %s%s: %s" % (node.account.hostname, "" if self.pids(node) else " (exited)",
+                                                     " | ".join(w[:300] for w in why) or "no error in its output")
+
+    def _started(self, node):
+        """Started since its last start (a broker that refused to start before does not count)."""
+        return "Kafka Server started" in self.output_since_last_start(node) and bool(self.pids(node))
+
+    def wait_for_cluster(self, timeout=90):
+        """All live brokers registered and unfenced (kafka-metadata-quorum / broker api versions)."""
+        live = [n for n in self.nodes if self.pids(n)]
+        wait_until(lambda: self.registered_brokers(live[0]) >= len(live), timeout_sec=timeout, backoff_sec=2,
+                   err_msg="not all brokers registered")
+
+    def registered_brokers(self, node):
+        out = self.ssh_out(node, "KAFKA_HEAP_OPTS=-Xmx128m %s/bin/kafka-run-class.sh org.apache.kafka.tools.BrokerApiVersionsCommand --bootstrap-server %s:%d 2>/dev/null "
+                                 "| grep -c '(id:' || true" % (KAFKA_HOME, node.account.hostname, PORT))
+        try:
+            return int(out.strip() or 0)
+        except ValueError:
+            return 0
+
+    def stop(self, clean_shutdown=False, **kwargs):
+        """Test teardown: kill -9 every broker at once (a clean shutdown of a whole KRaft cluster waits for
+        controllers that are going away); tests call stop_node/restart_node for clean stops."""
+        if clean_shutdown:
+            return super(KafkaService, self).stop(**kwargs)
+        for node in self.nodes:
+            for pid in self.pids(node):
+                node.account.signal(pid, 9, allow_fail=True)
+
+    def pids(self, node):
+        out = self.ssh_out(node, "ps -eo pid,args | grep '[k]afka\\.Kafka' | awk '{print $1}'")
+        return [int(p) for p in out.split()]
+
+    def alive(self, node):
+        return bool(self.pids(node))
+
+    def stop_node(self, node, clean_shutdown=True, timeout=60):
+        sig = 15 if clean_shutdown else 9
+        for pid in self.pids(node):
+            node.account.signal(pid, sig, allow_fail=True)
+        wait_until(lambda: not self.pids(node), timeout_sec=timeout, backoff_sec=0.5,
+                   err_msg="kafka on %s did not stop" % node.account.hostname)
+
+    def kill_node(self, node):
+        self.stop_node(node, clean_shutdown=False)
+
+    def restart_node(self, node, clean_shutdown=True):
+        self.stop_node(node, clean_shutdown=clean_shutdown)
+        self.start_node(node)
+
+    def clean_node(self, node):
+        for pid in self.pids(node):
+            node.account.signal(pid, 9, allow_fail=True)
+        node.account.ssh("rm -rf %s" % WORK, allow_fail=True)
+
+    # ---------------------------------------------------------------- helpers
+    def ssh_out(self, node, cmd, allow_fail=True):
+        return node.account.ssh_output(cmd, allow_fail=allow_fail).decode("utf-8", "replace")
+
+    def run_tool(self, node, cmd, allow_fail=False):
+        """Runs a bin/ tool on a broker node; returns its output."""
+        full = "KAFKA_HEAP_OPTS='-Xmx128m' KAFKA_JVM_PERFORMANCE_OPTS='-XX:TieredStopAtLevel=1' %s/bin/%s 2>&1" % (KAFKA_HOME, cmd)
+        return self.ssh_out(node, full, allow_fail=allow_fail)
+
+    def any_live_node(self):
+        for n in self.nodes:
+            if self.pids(n):
+                return n
+        raise RuntimeError("no live broker")
+
+    def create_topic(self, topic, partitions=1, replication_factor=3, configs=None):
+        """Creates a topic and waits for its full ISR; raises if the broker refuses it."""
+        return self.create_topics([(topic, partitions, replication_factor, configs)])
+
+    def create_topics(self, specs):
+        """Creates topics [(name, partitions, rf, {config: value})] with one admin client (one JVM) and
+        waits until each has its full ISR; raises with the brokers' error if one is refused."""
+        from .clients import java_cmd
+        arg = "|".join("%s:%d:%d:%s" % (t, p, rf, ",".join("%s=%s" % kv for kv in (cfg or {}).items()))
+                       for t, p, rf, cfg in specs)
+        node = self.any_live_node()
+        out = self.ssh_out(node, java_cmd("ours", "topics --bootstrap %s --create %s"
+                                          % (self.bootstrap_servers(), quote(arg)), heap_mb=128) + " 2>&1",
+                           allow_fail=True)
+        self.logger.info("create topics: %s", out.strip())
+        for t, _, _, _ in specs:
+            if "created %s\n" % t not in out + "\n":
+                raise RuntimeError("topic %s not created: %s" % (t, out.strip()[-1000:]))
+        return out
+
+    def describe_topic(self, topic):
+        return self.run_tool(self.any_live_node(), "kafka-topics.sh --bootstrap-server %s --describe --topic %s"
+                             % (self.bootstrap_servers(), topic), allow_fail=True)
+
+    def isr_size(self, topic):
+        sizes = [len(m.split(",")) for m in re.findall(r"Isr: ([0-9,]+)", self.describe_topic(topic))]
+        return min(sizes) if sizes else 0
+
+    def alter_topic_config(self, topic, add=None, delete=None):
+        args = ""
+        if add:
+            args += " --add-config " + ",".join("%s=%s" % kv for kv in add.items())
+        if delete:
+            args += " --delete-config " + ",".join(delete)
+        return self.run_tool(self.any_live_node(), "kafka-configs.sh --bootstrap-server %s --alter --entity-type topics "
+                             "--entity-name %s%s" % (self.bootstrap_servers(), topic, args))
+
+    def describe_topic_config(self, topic):
+        return self.run_tool(self.any_live_node(), "kafka-configs.sh --bootstrap-server %s --describe --entity-type "
+                             "topics --entity-name %s" % (self.bootstrap_servers(), topic))
+
+    def controller_leader(self):
+        out = self.run_tool(self.any_live_node(), "kafka-metadata-quorum.sh --bootstrap-server %s describe --status"
+                            % self.bootstrap_servers(), allow_fail=True)
+        m = re.search(r"LeaderId:\s+(\d+)", out)
+        return self.get_node(int(m.group(1))) if m else None
+
+    def partition_dir(self, topic, partition=0):
+        return "%s/%s-%d" % (self.DATA, topic, partition)
+
+    def bytes_on_disk(self, node, topic, partition=0):
+        out = self.ssh_out(node, "cat %s/*.log 2>/dev/null | wc -c" % self.partition_dir(topic, partition))
+        return int(out.strip() or 0)
+
+    def server_log_grep(self, node, pattern):
+        return self.ssh_out(node, "grep -h -E %s %s %s/server.log 2>/dev/null || true"
+                            % (quote(pattern), self.STDOUT, self.LOGS))
+
+    def output_since_last_start(self, node):
+        """The broker's console output (stdout/stderr, log4j console appender) since its last start."""
+        return self.ssh_out(node, "tac %s | sed '/^=== start/q' | tac" % self.STDOUT)
+
+    def jmx_dump(self, node, object_name="kafka.server:*"):
+        """One-shot JMX read with upstream's JmxTool (tools jar in the dist)."""
+        return self.run_tool(node, "kafka-run-class.sh org.apache.kafka.tools.JmxTool --one-time true "
+                             "--report-format properties --jmx-url service:jmx:rmi:///jndi/rmi://%s:%d/jmxrmi "
+                             "--object-name %s" % (node.account.hostname, JMX_PORT, quote(object_name)),
+                             allow_fail=True)
+
+    def dist_has(self, node, glob):
+        return self.ssh_out(node, "ls %s/libs/%s 2>/dev/null || true" % (KAFKA_HOME, glob)).strip() != ""
+
+
+def quote(s):
+    return "'" + s.replace("'", "'\\''") + "'"

@@ -1,0 +1,33 @@
+"""Helpers shared by the system tests."""
+
+import time
+
+from ..services.paths import KAFKA_HOME
+
+
+def timed(times, label):
+    """Context manager recording how long a step took into times[label]."""
+    class _T(object):
+        def __enter__(self):
+            self.t = time.time()
+
+        def __exit__(self, *a):
+            times[label] = round(times.get(label, 0) + time.time() - self.t, 1)
+    return _T()
+
+
+def jar_has_class(node, jar_glob, class_path):
+    """True if a jar of the distribution on the node holds the class (zip directory names are plain text)."""
+    out = node.account.ssh_output("grep -a -l -F '%s' %s/libs/%s 2>/dev/null || true"
+                                  % (class_path, KAFKA_HOME, jar_glob), allow_fail=True)
+    return out.strip() != b""
+
+
+def has_provider_framework(node):
+    return jar_has_class(node, "kafka-clients-*.jar", "org/apache/kafka/common/compress/CompressionService.class")
+
+
+def table(header, rows):
+    w = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    line = lambda r: "  ".join(str(x).rjust(w[i]) if i else str(x).ljust(w[i]) for i, x in enumerate(r))
+    return "\n".join([line(header), "  ".join("-" * n for n in w)] + [line(r) for r in rows])

@@ -1,0 +1,90 @@
+"""4. Providers: brokers with the native (ISA-L/libdeflate) gzip provider and, in another run, the QAT
+provider in software mode; stock 4.3.1 clients and ours read each other's data; the provider metric
+shows the provider did the work. Reports "skipped: provider not built" when the jars are not in the
+distribution."""
+
+import re
+
+from ducktape.mark import matrix
+from ducktape.mark.resource import cluster
+from ducktape.tests.test import Test
+
+from ..services.clients import ProducerService, VerifyingConsumer
+from ..services.dumplog import DumpLog
+from ..services.kafka import KafkaService
+from .common import has_provider_framework, table, timed
+
+PROVIDERS = {
+    "native-gzip": ("kafka-compress-native-gzip*.jar", "io.kafkacompress.nativegzip.NativeGzipCompressionService", {}),
+    "qat-gzip": ("kafka-compress-qat-gzip*.jar", "io.kafkacompress.qat.QatGzipCompressionService",
+                 {"compression.gzip.qat.mode": "software"}),
+}
+RECORDS = 2000
+OBJ = "kafka.compression:type=compression-provider-metrics,codec=gzip"
+
+
+def parse_jmx(out):
+    """JmxTool --report-format properties output ("<object name>:<attribute>=<value>" lines) -> {attribute: value}."""
+    return dict(re.findall(r"^kafka\.compression:.*?codec=\w+:([A-Za-z-]+)=(.*)$", out, re.M))
+
+
+class ProvidersTest(Test):
+
+    @cluster(num_nodes=5)
+    @matrix(provider=["native-gzip", "qat-gzip"])
+    def test_provider(self, provider):
+        times = {}
+        jar, cls, extra = PROVIDERS[provider]
+        kafka = KafkaService(self.test_context, 3)
+        node = kafka.nodes[0]
+        if not has_provider_framework(node):
+            return {"skipped": "provider framework (KIP-1121) not in this build"}
+        if not kafka.dist_has(node, jar):
+            return {"skipped": "provider not built (no %s in the distribution's libs/)" % jar}
+        provider_cfg = dict({"compression.gzip.provider": cls, "compression.gzip.provider.required": "true"}, **extra)
+        kafka.server_props.update(provider_cfg)
+        with timed(times, "start cluster"):
+            kafka.start()
+        logline = [l for l in kafka.output_since_last_start(node).splitlines() if "Compression provider for gzip" in l]
+        assert logline, "broker log does not name the gzip provider"
+        self.logger.info("broker: %s", logline[-1])
+        # topic gzip: what producers send as zstd the brokers recompress with the provider
+        kafka.create_topic("prov-gzip", configs={"compression.type": "gzip", "min.insync.replicas": 2})
+        producer = ProducerService(self.test_context, kafka, "prov-gzip", max_records=RECORDS, name="pv")
+        consumer = VerifyingConsumer(self.test_context, kafka)
+        consumer.start()
+        rows = []
+        runs = [  # (label, producer client, producer configs, consumer client, consumer configs)
+            ("zstd from our producer, recompressed to gzip by the brokers", "ours", {"compression.type": "zstd"},
+             "stock", {}),
+            ("gzip from our producer with the provider", "ours", dict({"compression.type": "gzip"}, **provider_cfg),
+             "stock", {}),
+            ("gzip from the stock 4.3.1 producer", "stock", {"compression.type": "gzip"}, "ours", provider_cfg),
+        ]
+        for label, pclient, pcfg, cclient, ccfg in runs:
+            topic = "prov-%d" % (len(rows) + 1)
+            kafka.create_topic(topic, configs={"compression.type": "gzip", "min.insync.replicas": 2})
+            with timed(times, "produce"):
+                res = producer.run_once(topic=topic, client=pclient, configs=dict(pcfg, **{"linger.ms": 20}))
+            assert res["acked"] == RECORDS and res["failed"] == 0, "%s: %s" % (label, res)
+            with timed(times, "verify"):
+                v = consumer.assert_verified(topic, [producer], client=cclient, configs=ccfg)
+            s = DumpLog(kafka).summary(node, topic)
+            assert set(s["codecs"]) == {"gzip"}, "%s: %s" % (label, s)
+            rows.append([label, pclient, cclient, v["matched"], "%.0f" % res["records_per_sec"]])
+        metrics = {}
+        for n in kafka.nodes:
+            m = parse_jmx(kafka.jmx_dump(n, OBJ))
+            self.logger.info("%s provider metrics: %s", n.account.hostname, m)
+            metrics[n.account.hostname] = m
+        total = lambda k: sum(float(m.get(k, 0) or 0) for m in metrics.values())
+        assert total("compression-batches-total") > 0, "provider metric shows no compression work: %s" % metrics
+        assert total("decompression-batches-total") > 0, "provider metric shows no decompression work: %s" % metrics
+        shown = [m.get("provider") for m in metrics.values()]
+        t = table(["run", "producer", "consumer", "verified", "records/s"], rows)
+        t += "\nbroker provider: %s\nbroker provider batches: compressed %d, decompressed %d; fallbacks %d/%d" % (
+            logline[-1].split("Compression provider for gzip:")[-1].strip()[:120],
+            total("compression-batches-total"), total("decompression-batches-total"),
+            total("compression-fallbacks-total"), total("decompression-fallbacks-total"))
+        self.logger.info("\n%s\nmetric provider values: %s", t, shown)
+        return {"table": t, "times": times}

@@ -1,0 +1,178 @@
+"""Shared helpers for the project's tests: paths of the build, and a real
+single-node KRaft broker (ours or stock 4.3.1) on free loopback ports."""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build"
+UPSTREAM = BUILD / "upstream"
+DATA = (ROOT / ".." / "shared" / "data").resolve()
+
+
+def pom_prop(name):
+    m = re.search(r"<%s>(.*?)</%s>" % (re.escape(name), re.escape(name)), (ROOT / "pom.xml").read_text())
+    return m.group(1)
+
+
+KAFKA_VERSION = pom_prop("revision")
+SUFFIX = pom_prop("changelist")
+DIST_VERSION = KAFKA_VERSION + SUFFIX
+COMMIT_ID = pom_prop("kafka.commitId")
+DIST = BUILD / "dist" / ("kafka_%s-%s" % (pom_prop("kafka.scala.version"), DIST_VERSION))
+STOCK_CP = str(UPSTREAM / "libs" / "*")
+PATCHED = {"kafka-clients": "clients", "kafka-server-common": "server-common",
+           "kafka-storage": "storage", "kafka-server": "server"}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(cmd, check=True, timeout=300, **kw):
+    """Runs a command, returning CompletedProcess with text output."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError("command failed (%d): %s\nstdout:\n%s\nstderr:\n%s"
+                             % (p.returncode, " ".join(map(str, cmd)), p.stdout[-4000:], p.stderr[-4000:]))
+    return p
+
+
+def tool(name, *args, stock=False, **kw):
+    """Runs a Kafka tool: ours through the dist's bin/ script, or stock 4.3.1's
+    class from the release's jars (stock=True, script name -> class)."""
+    if not stock:
+        return run([str(DIST / "bin" / name)] + list(args), **kw)
+    return run(["java", "-Xmx512m", "-cp", STOCK_CP, STOCK_CLASSES[name]] + list(args), **kw)
+
+
+STOCK_CLASSES = {
+    "kafka-storage.sh": "kafka.tools.StorageTool",
+    "kafka-topics.sh": "org.apache.kafka.tools.TopicCommand",
+    "kafka-configs.sh": "kafka.admin.ConfigCommand",
+    "kafka-console-producer.sh": "org.apache.kafka.tools.ConsoleProducer",
+    "kafka-console-consumer.sh": "org.apache.kafka.tools.consumer.ConsoleConsumer",
+    "kafka-producer-perf-test.sh": "org.apache.kafka.tools.ProducerPerformance",
+    "kafka-dump-log.sh": "org.apache.kafka.tools.DumpLogSegments",
+}
+
+
+class Broker:
+    """A single-node KRaft broker (broker+controller) in its own directory."""
+
+    def __init__(self, workdir, stock=False, extra_props=None, extra_classpath=None, env=None):
+        self.dir = Path(workdir)
+        self.stock = stock
+        self.port = free_port()
+        self.controller_port = free_port()
+        self.bootstrap = "127.0.0.1:%d" % self.port
+        self.data = self.dir / "data"
+        self.log = self.dir / "broker.out"
+        self.props = self.dir / "server.properties"
+        self.extra_classpath = extra_classpath or []
+        self.env = env or {}
+        self.proc = None
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": "1@127.0.0.1:%d" % self.controller_port,
+            "listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d" % (self.port, self.controller_port),
+            "advertised.listeners": "PLAINTEXT://127.0.0.1:%d" % self.port,
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "log.dirs": str(self.data),
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+        }
+        props.update(extra_props or {})
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.props.write_text("".join("%s=%s\n" % kv for kv in props.items()))
+
+    def command(self, main, *args):
+        """Ours through the dist's bin/kafka-run-class.sh (extra classpath via CLASSPATH),
+        stock 4.3.1 with java -cp over the release's jars. Returns (argv, env)."""
+        env = {**os.environ, **self.env, "LOG_DIR": str(self.dir / "logs"),
+               "KAFKA_HEAP_OPTS": "-Xmx768m",
+               "KAFKA_LOG4J_OPTS": "-Dlog4j2.configurationFile=%s" % (ROOT / "config" / "log4j2.yaml")}
+        extra = ":".join(str(p) for p in self.extra_classpath)
+        if self.stock:
+            cp = ":".join(x for x in [extra, STOCK_CP] if x)
+            return (["java", "-Xmx768m", "-Dkafka.logs.dir=%s" % (self.dir / "logs"),
+                     env["KAFKA_LOG4J_OPTS"], "-cp", cp, main] + list(args), env)
+        if extra:
+            env["CLASSPATH"] = extra
+        else:
+            env.pop("CLASSPATH", None)
+        return ([str(DIST / "bin" / "kafka-run-class.sh"), main] + list(args), env)
+
+    def start(self, timeout=90, expect_failure=False):
+        if not (self.data / "meta.properties").exists():
+            argv, env = self.command("kafka.tools.StorageTool", "format", "-t",
+                                     str(uuid.uuid4()).replace("-", "")[:22], "-c", str(self.props))
+            run(argv, env=env)
+        out = open(self.log, "ab")
+        argv, env = self.command("kafka.Kafka", str(self.props))
+        self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                if expect_failure:
+                    return self.proc.returncode
+                raise AssertionError("broker exited with %d:\n%s" % (self.proc.returncode, self.output()[-6000:]))
+            if "Kafka Server started" in self.output():
+                if expect_failure:
+                    raise AssertionError("broker started although it should have refused to")
+                return self
+            time.sleep(0.5)
+        raise AssertionError("broker did not start in %ds:\n%s" % (timeout, self.output()[-6000:]))
+
+    def output(self):
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+    def segments(self, topic, partition=0):
+        return sorted((self.data / ("%s-%d" % (topic, partition))).glob("*.log"))
+
+
+@pytest.fixture
+def broker_factory(tmp_path):
+    """broker_factory(name, stock=False, extra_props=None, ...) -> started Broker; all stopped at teardown."""
+    started = []
+
+    def make(name="broker", start=True, **kw):
+        b = Broker(tmp_path / name, **kw)
+        started.append(b)
+        return b.start() if start else b
+
+    yield make
+    for b in started:
+        b.stop()
+
+
+def require_dist():
+    if not DIST.is_dir():
+        pytest.fail("no distribution at %s: run ./build.sh first" % DIST)

@@ -1,0 +1,184 @@
+"""Tests of the compression providers (providers/native-gzip, providers/qat-gzip).
+
+- The modules' JUnit tests on this host, through Maven: native gzip in full (round trips 0 B-16 MiB at every level
+  both ways with Kafka's built-in gzip, multi-member, trailing garbage, truncation, every single-bit flip, 100,000
+  cycles with flat RSS, 16 threads); the QAT provider checks that it reports itself unavailable where QATzip is
+  missing (bookworm) and that nothing crashes.
+- The QAT provider's software path in a Debian trixie container (QATzip installed, no QAT device): the same JUnit
+  class with KC_QAT_EXPECT=available. Skipped, with the reason printed, when no container engine works here.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VERSION = "4.3.1-compress.1"
+QATZIP_ON_HOST = any(Path(d, "libqatzip.so.3").exists() for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"))
+
+
+def say(msg):
+    print(f"[test_providers] {msg}", file=sys.stderr, flush=True)
+
+
+def mvn(*args, env=None, timeout=1800):
+    cmd = ["nice", "mvn", "-q", "-B", *args]
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def junit_on_host():
+    env = dict(os.environ)
+    env["KC_QAT_EXPECT"] = "" if QATZIP_ON_HOST else "unavailable"
+    r = mvn("-pl", "providers/native-gzip,providers/qat-gzip", "-am", "test", env=env)
+    out = r.stdout + r.stderr
+    for line in out.splitlines():
+        if line.startswith("[native-gzip]") or line.startswith("[qat-gzip]") or "Tests run" in line or "FAIL" in line:
+            say(line)
+    return r.returncode, out
+
+
+def test_native_gzip_junit(junit_on_host):
+    rc, out = junit_on_host
+    assert rc == 0, out[-6000:]
+    assert "[native-gzip] 100,000 cycles: VmRSS" in out
+    assert "bit flips:" in out
+
+
+def test_qat_reports_itself_unavailable_on_host(junit_on_host):
+    rc, out = junit_on_host
+    assert rc == 0, out[-6000:]
+    if QATZIP_ON_HOST:
+        say("QAT path: QATzip is installed on this host; its tests ran here")
+        assert "QAT path: AVAILABLE" in out
+    else:
+        say("QAT path on host: QATzip absent, provider reports itself unavailable (framework falls back)")
+        assert "QAT path: UNAVAILABLE" in out and "libqatzip.so.3 not found" in out
+
+
+def engine_cmd():
+    """podman (or docker) with the project's containers.conf; None when none works."""
+    env = dict(os.environ)
+    for conf in (ROOT / "docker/containers.conf", ROOT / "providers/qat-gzip/container/containers.conf"):
+        if conf.exists():
+            env.setdefault("CONTAINERS_CONF", str(conf))
+            break
+    for exe in ("podman", "docker"):
+        if shutil.which(exe):
+            r = subprocess.run([exe, "info"], env=env, capture_output=True, text=True, timeout=120)
+            if r.returncode == 0:
+                return exe, env
+    return None, env
+
+
+def image_exists(engine, env, image):
+    return subprocess.run([engine, "image", "exists", image], env=env, capture_output=True).returncode == 0 if engine == "podman" \
+        else subprocess.run([engine, "image", "inspect", image], env=env, capture_output=True).returncode == 0
+
+
+def qat_image(engine, env):
+    broker = f"localhost/kafka-compress:{VERSION}"
+    if image_exists(engine, env, broker):
+        return broker, "the broker image (trixie, QATzip installed)"
+    own = "localhost/kafka-compress-qat-test:trixie"
+    if image_exists(engine, env, own):
+        return own, "the QAT test image"
+    base = "localhost/debian:trixie-slim"
+    if not image_exists(engine, env, base):
+        if not shutil.which("mmdebstrap"):
+            return None, "no broker image, no trixie base image and no mmdebstrap to make one"
+        tar = ROOT / "build/qat-test/trixie.tar"
+        tar.parent.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run(["mmdebstrap", "--variant=minbase", "trixie", str(tar)], capture_output=True, text=True, timeout=1200)
+        if r.returncode != 0:
+            return None, "mmdebstrap failed: " + r.stderr[-500:]
+        subprocess.run([engine, "import", str(tar), base], env=env, check=True, capture_output=True, timeout=600)
+        tar.unlink()
+    r = subprocess.run([engine, "build", "-t", own, "-f", str(ROOT / "providers/qat-gzip/container/Containerfile"),
+                        str(ROOT / "providers/qat-gzip/container")], env=env, capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        return None, "building the QAT test image failed: " + r.stderr[-800:]
+    return own, "the QAT test image built from providers/qat-gzip/container/Containerfile"
+
+
+def test_qat_software_path_in_trixie_container(junit_on_host):
+    rc, _ = junit_on_host
+    assert rc == 0, "host JUnit run failed"
+    engine, env = engine_cmd()
+    if engine is None:
+        say("QAT software path NOT exercised: no working container engine (podman/docker) here")
+        pytest.skip("no working container engine (podman/docker): QAT software path not exercised")
+    image, what = qat_image(engine, env)
+    if image is None:
+        say(f"QAT software path NOT exercised: {what}")
+        pytest.skip(what)
+    # the JUnit console launcher and the module's test classpath, mounted read-only at the same paths
+    r = mvn("dependency:copy", "-Dartifact=org.junit.platform:junit-platform-console-standalone:1.13.4",
+            f"-DoutputDirectory={ROOT}/build/qat-test", "-Dmdep.overWriteIfNewer=true")
+    assert r.returncode == 0, r.stdout + r.stderr
+    launcher = ROOT / "build/qat-test/junit-platform-console-standalone-1.13.4.jar"
+    cp_file = ROOT / "build/providers/qat-gzip/target/test-classpath.txt"
+    cp = [p for p in cp_file.read_text().strip().split(":")
+          if not any(x in p for x in ("/org/junit/", "/opentest4j/", "/apiguardian/"))]
+    cp = [str(ROOT / "build/providers/qat-gzip/target/test-classes"), str(ROOT / "build/providers/qat-gzip/target/classes")] + cp
+    m2 = Path.home() / ".m2"
+    shared = ROOT.parent / "shared"
+    cmd = [engine, "run", "--rm", "--user", "0", "--network", "none", "--entrypoint", "java",
+           "-v", f"{ROOT}:{ROOT}:ro", "-v", f"{m2}:{m2}:ro", "-v", f"{shared}:{shared}:ro",
+           "-e", "KC_QAT_EXPECT=available", "-e", f"KC_DATA_DIR={shared}/data",
+           image, "-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch", "-Dkc.qat.cycles=100000",
+           "-jar", str(launcher), "execute", "--disable-banner", "--details=summary",
+           "--class-path", ":".join(cp), "--select-class", "io.kafkacompress.qat.QatGzipCompressionServiceTest"]
+    say(f"QAT software path: running the QAT JUnit tests in {what} ({image}) with {engine}")
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=2400)
+    out = r.stdout + r.stderr
+    for line in out.splitlines():
+        if line.startswith("[qat-gzip]") or "tests successful" in line or "tests failed" in line or "tests skipped" in line:
+            say(line.strip())
+    assert r.returncode == 0, out[-8000:]
+    assert "QAT path: AVAILABLE" in out
+    skipped = re.search(r"(\d+) tests skipped", out)
+    assert skipped and skipped.group(1) == "0", "QAT tests were skipped in the container: " + out[-3000:]
+    failed = re.search(r"(\d+) tests failed", out)
+    assert failed and failed.group(1) == "0", out[-8000:]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A broker from the distribution with each provider configured (the KIP-1121 broker-level scenario)
+
+PROVIDERS = {
+    "native": "io.kafkacompress.nativegzip.NativeGzipCompressionService",
+    "qat": "io.kafkacompress.qat.QatGzipCompressionService",
+}
+
+
+@pytest.mark.parametrize("name", ["native", "qat"])
+def test_broker_with_provider_recompresses_and_stock_consumer_reads(broker_factory, name):
+    from conftest import DATA, require_dist, tool
+    from test_broker import dumped_codecs, produce_consume
+    require_dist()
+    cls = PROVIDERS[name]
+    b = broker_factory("broker-" + name, extra_props={"compression.gzip.provider": cls})
+    out = b.output()
+    line = next((l for l in out.splitlines() if "Compression provider" in l and cls in l), None)
+    assert line, "no provider log line for " + cls + ":\n" + out[-4000:]
+    say(f"broker with {name}: {line.strip()[-300:]}")
+    if name == "native":
+        assert "not available" not in line, line
+    elif not QATZIP_ON_HOST:
+        # no QATzip here: the framework must fall back to the built-in gzip, with the provider's reason
+        assert "not available" in line and "libqatzip.so.3" in line, line
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", "recompress",
+         "--config", "compression.type=gzip", "--config", "compression.gzip.level=9")
+    lines = [l.strip() for l in open(DATA / "json-records.ndjson")][:2000]
+    # our producer with lz4: the broker recompresses to gzip 9 (through the provider), a stock consumer reads
+    got = produce_consume(b.bootstrap, "recompress", "lz4", lines, consumer_stock=True)
+    assert got == lines, "%d of %d records back" % (len(got), len(lines))
+    assert dumped_codecs(b, "recompress") == {"gzip"}
+    # a stock producer's gzip, read back by our consumer through the broker
+    got = produce_consume(b.bootstrap, "stock-gzip", "gzip", lines[:500], producer_stock=True)
+    assert got == lines[:500]

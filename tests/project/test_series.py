@@ -1,0 +1,94 @@
+"""The patch-series machinery, on a copy of this checkout: a throw-away patch is
+applied as its own commit on top of pristine upstream and changes the jar it
+should; a patch that does not apply stops the build naming the patch, file and
+hunk, and leaves kafka/ at the last patch that applied."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BUILD, DIST_VERSION, KAFKA_VERSION, ROOT, run
+
+PROBE = "clients/src/main/java/org/apache/kafka/common/utils/SeriesProbe.java"
+PROBE_SUBJECT = "KAFKA-00000: Throw-away probe of the patch machinery"
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory):
+    """A copy of the repository's tracked files, with the verified upstream artifacts reused."""
+    dst = tmp_path_factory.mktemp("series") / "repo"
+    files = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT).stdout.split("\0")
+    for f in filter(None, files):
+        src = ROOT / f
+        if src.is_file():
+            (dst / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / f)
+    (dst / "build").mkdir()
+    shutil.copytree(BUILD / "upstream", dst / "build" / "upstream", copy_function=os.link)
+    run(["git", "init", "-q"], cwd=dst)
+    return dst
+
+
+def git(repo, *args):
+    return run(["git", "-C", str(repo)] + list(args)).stdout.strip()
+
+
+def test_throwaway_patch_becomes_a_commit_and_changes_the_jar(checkout):
+    run([str(checkout / "build.sh"), "source"], timeout=600)
+    tree = checkout / "kafka"
+    base = git(tree, "rev-parse", "HEAD")
+    (tree / PROBE).write_text(
+        "package org.apache.kafka.common.utils;\n\npublic final class SeriesProbe {\n"
+        "    public static final String VALUE = \"probe\";\n}\n")
+    git(tree, "add", PROBE)
+    git(tree, "-c", "user.name=Probe", "-c", "user.email=probe@localhost", "commit", "-q", "-m", PROBE_SUBJECT,
+        "-m", "Only the series machinery test makes this patch.")
+    name = git(tree, "format-patch", "-o", str(checkout / "patches"), "--start-number", "900", "HEAD~1..HEAD")
+    name = os.path.basename(name)
+    with open(checkout / "patches" / "series", "a") as s:
+        s.write(name + "\n")
+    # from scratch: kafka/ is rebuilt from the artifacts and the series
+    shutil.rmtree(tree)
+    run([str(checkout / "build.sh")], timeout=1200)
+    assert git(tree, "log", "-1", "--format=%s") == PROBE_SUBJECT
+    assert git(tree, "log", "--reverse", "--format=%s", "upstream..HEAD").splitlines()[-1] == PROBE_SUBJECT
+    assert git(tree, "log", "-1", "--format=%s", "upstream").startswith("Apache Kafka %s" % KAFKA_VERSION)
+    assert git(tree, "status", "--porcelain") == ""
+    changed = git(tree, "diff", "--name-only", "HEAD~1", "HEAD")
+    assert changed == PROBE
+    jar = checkout / "build" / "patched" / "clients" / ("kafka-clients-%s.jar" % DIST_VERSION)
+    listing = run(["unzip", "-Z1", str(jar)]).stdout.split()
+    assert "org/apache/kafka/common/utils/SeriesProbe.class" in listing
+    dist_jar = next((checkout / "build" / "dist").glob("*/libs/kafka-clients-%s.jar" % DIST_VERSION))
+    assert "org/apache/kafka/common/utils/SeriesProbe.class" in run(["unzip", "-Z1", str(dist_jar)]).stdout.split()
+    # the probe's commit sits directly on whatever the real series made
+    assert git(tree, "rev-parse", "HEAD~1") != base or git(tree, "rev-list", "--count", "upstream..HEAD") == "1"
+
+
+def test_patch_that_does_not_apply_stops_the_build(checkout):
+    tree = checkout / "kafka"
+    last = git(tree, "log", "-1", "--format=%H")
+    broken = checkout / "patches" / "0999-KAFKA-00001-broken.patch"
+    broken.write_text(
+        "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+        "From: Probe <probe@localhost>\nDate: Sat, 1 Jan 2000 00:00:00 +0000\n"
+        "Subject: [PATCH] KAFKA-00001: A patch whose context is not in 4.3.1\n\n---\n"
+        " %s | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n\n"
+        "diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n"
+        "@@ -3,3 +3,3 @@ package org.apache.kafka.common.utils;\n"
+        " public final class SeriesProbe {\n"
+        "-    public static final String VALUE = \"this line is not there\";\n"
+        "+    public static final String VALUE = \"changed\";\n"
+        " }\n--\n2.39.5\n\n" % ((PROBE,) * 5))
+    with open(checkout / "patches" / "series", "a") as s:
+        s.write(broken.name + "\n")
+    p = subprocess.run([str(checkout / "build.sh")], capture_output=True, text=True, timeout=600)
+    assert p.returncode != 0
+    err = p.stderr
+    assert "patch %s" % broken.name in err and "does not apply" in err, err[-3000:]
+    assert "file %s, hunk at line 3" % PROBE in err, err[-3000:]
+    # kafka/ stays at the last patch that applied, clean
+    assert git(tree, "log", "-1", "--format=%H") == last
+    assert git(tree, "status", "--porcelain") == ""
+    assert not (tree / ".git" / "rebase-apply").exists()

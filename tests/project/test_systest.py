@@ -1,0 +1,38 @@
+"""Runs the ducktape system tests (./build.sh systest) as part of ./build.sh test.
+
+Fails if any system test fails; skipped (with the reason) only when no container engine works."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TIMEOUT = int(os.environ.get("KC_SYSTEST_PYTEST_TIMEOUT", "1800"))
+
+
+def engine_problem():
+    """None if docker or rootful podman works, else why not."""
+    engine_sh = os.path.join(ROOT, "docker", "engine.sh")
+    if os.path.exists(engine_sh):
+        r = subprocess.run(["bash", "-c", '. "$1"; engine info >/dev/null 2>&1 && echo ok || echo "${KC_ENGINE_REASON:-engine info fails}"',
+                            "_", engine_sh], capture_output=True, text=True, timeout=120)
+        out = r.stdout.strip()
+        return None if out == "ok" else out or "docker/engine.sh finds no engine"
+    if shutil.which("docker") and subprocess.run(["docker", "info"], capture_output=True, timeout=60).returncode == 0:
+        return None
+    if shutil.which("podman") and os.geteuid() == 0:
+        return None
+    return "no Docker engine answers and rootful podman is not available"
+
+
+def test_system_tests_pass():
+    problem = engine_problem()
+    if problem:
+        pytest.skip("no container engine works: %s" % problem)
+    r = subprocess.run([os.path.join(ROOT, "build.sh"), "systest"], cwd=ROOT, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
+    print(r.stdout[-20000:])
+    assert r.returncode == 0, "system tests failed (exit %d):\n%s" % (r.returncode, r.stdout[-6000:])
+    assert " FAIL " not in r.stdout, r.stdout[-6000:]
