@@ -136,6 +136,7 @@ java -Xmx2g -Dkafka.gate.exclusions="$OUT/exclusions.list" \
     org.junit.platform.console.ConsoleLauncher execute \
     --disable-banner --details=summary --disable-ansi-colors \
     --config=junit.jupiter.execution.timeout.default=120s \
+    --config=junit.jupiter.extensions.autodetection.enabled=true \
     --reports-dir="$OUT/reports" \
     --class-path="${CP[*]}" "${SELECT[@]}" > "$OUT/output.txt" 2>&1
 rc=$?
