@@ -369,21 +369,14 @@ cmd_test() {
     local quick=""
     [[ "${1:-}" == "--quick" ]] && quick=1
     cmd_build
-    local rc=0 gate_pid="" gate_log="$BUILD/gate.log"
+    local rc=0
     if [[ -z "$quick" ]]; then
-        # upstream's gate is one mostly single-threaded JVM: it runs beside the
-        # project tests, which mostly wait on brokers and containers
-        log "upstream test gate started in the background (log: $gate_log)"
-        bash "$ROOT/tests/upstream/gate.sh" > "$gate_log" 2>&1 &
-        gate_pid=$!
+        # first, alone: upstream's CPU-heavy tests (the sticky assignors) carry
+        # their own timeouts, which other load on 2 cores can make them miss
+        bash "$ROOT/tests/upstream/gate.sh" || rc=1
     fi
     log "project tests (pytest tests/project)"
     (cd "$ROOT" && python3 -m pytest -q -p no:cacheprovider --durations=15 tests/project) || rc=1
-    if [[ -n "$gate_pid" ]]; then
-        log "waiting for the upstream test gate"
-        wait "$gate_pid" || rc=1
-        cat "$gate_log" >&2
-    fi
     [[ $rc == 0 ]] && log "all tests passed" || die "tests failed"
 }
 
