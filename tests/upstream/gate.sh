@@ -29,12 +29,20 @@ PACKAGES=(
     org.apache.kafka.clients.producer
     org.apache.kafka.clients.producer.internals
 )
+# Test classes of the code the series changes that upstream keeps in another
+# module's package (the Scala log cleaner tests exercise storage's Cleaner).
+CLASSES=(
+    kafka.log.LogCleanerTest
+    kafka.log.LogCleanerParameterizedIntegrationTest
+)
 if [[ $# -gt 0 ]]; then
     PACKAGES=()
+    CLASSES=()
     while [[ $# -gt 0 ]]; do
         case "$1" in
             --package) PACKAGES+=("$2"); shift 2 ;;
-            *) echo "usage: $0 [--package P]..." >&2; exit 2 ;;
+            --class) CLASSES+=("$2"); shift 2 ;;
+            *) echo "usage: $0 [--package P]... [--class C]..." >&2; exit 2 ;;
         esac
     done
 else
@@ -113,9 +121,14 @@ for e in "${EXCLUDE_ARGS[@]#-Dkafka.gate.exclude=}"; do
     [[ "$e" == *"#"* ]] || SELECT+=(--exclude-classname "^${e//./\\.}\$")
 done
 # --select-package also takes sub-packages: keep test classes of exactly these packages
-INCLUDE="^($(printf '%s\n' "${PACKAGES[@]}" | sed 's/\./\\./g' | paste -sd'|'))\.[^.]*Tests?([$][^.]*)?$"
+INCLUDE="^(($(printf '%s\n' "${PACKAGES[@]}" | sed 's/\./\\./g' | paste -sd'|'))\.[^.]*Tests?([$][^.]*)?"
+for c in "${CLASSES[@]}"; do
+    SELECT+=(--select-class "$c")
+    INCLUDE+="|${c//./\\.}([$][^.]*)?"
+done
+INCLUDE+=")$"
 SELECT+=(--include-classname "$INCLUDE")
-log "packages: ${PACKAGES[*]}"
+log "packages: ${PACKAGES[*]}${CLASSES[*]:+; classes: ${CLASSES[*]}}"
 log "against: $([[ -n "${GATE_STOCK:-}" ]] && echo "stock $VERSION jars" || echo "patched $VERSION$SUFFIX jars")"
 
 # the exclusion filter (a JUnit PostDiscoveryFilter, registered by ServiceLoader)
