@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
 
@@ -62,12 +64,7 @@ def engine_env():
     return env
 
 
-def sh(argv, check=True, timeout=300, **kw):
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
-    if check and p.returncode != 0:
-        raise AssertionError("command failed (%d): %s\nstdout:\n%s\nstderr:\n%s"
-                             % (p.returncode, " ".join(map(str, argv)), p.stdout[-4000:], p.stderr[-4000:]))
-    return p
+sh = run  # conftest's command runner: text output, raises with both streams on failure
 
 
 def engine(*args, **kw):
