@@ -16,23 +16,30 @@ import org.junit.platform.launcher.PostDiscoveryFilter;
 /**
  * Excludes the upstream tests listed in tests/upstream/exclusions.txt
  * ("fully.qualified.Class" or "fully.qualified.Class#method"), so that the
- * gate's exclusions live in one file with their reasons.
+ * gate's exclusions live in one file with their reasons. When a retry names
+ * the test methods it reruns (kafka.gate.only, "Class#method" per line),
+ * every other test method is left out too.
  */
 public class GateExclusions implements PostDiscoveryFilter {
     private final List<String> entries;
+    private final List<String> only;
 
     public GateExclusions() {
-        String file = System.getProperty("kafka.gate.exclusions");
-        List<String> read = List.of();
-        if (file != null) {
-            try {
-                read = Files.readAllLines(Paths.get(file)).stream()
-                    .map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toList());
-            } catch (IOException e) {
-                throw new RuntimeException("cannot read " + file, e);
-            }
+        entries = read("kafka.gate.exclusions");
+        only = read("kafka.gate.only");
+    }
+
+    private static List<String> read(String property) {
+        String file = System.getProperty(property);
+        if (file == null) {
+            return List.of();
         }
-        entries = read;
+        try {
+            return Files.readAllLines(Paths.get(file)).stream()
+                .map(String::trim).filter(s -> !s.isEmpty()).collect(Collectors.toList());
+        } catch (IOException e) {
+            throw new RuntimeException("cannot read " + file, e);
+        }
     }
 
     @Override
@@ -51,6 +58,9 @@ public class GateExclusions implements PostDiscoveryFilter {
                     if (e.equals(className) || (method != null && e.equals(className + "#" + method))) {
                         return FilterResult.excluded("listed in tests/upstream/exclusions.txt");
                     }
+                }
+                if (method != null && !only.isEmpty() && !only.contains(className + "#" + method)) {
+                    return FilterResult.excluded("not retried");
                 }
             }
             return FilterResult.included("not excluded");

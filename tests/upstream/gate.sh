@@ -5,7 +5,12 @@
 # or changes (kafka/*/src/test/java) are compiled here and replace their
 # published counterparts. Exclusions, each with its reason: exclusions.txt.
 #
-# Usage: tests/upstream/gate.sh [--package P]...   (default: the set above)
+# Each package (and the class list) runs in its own JVM; upstream's @Flaky tests run
+# apart, as upstream's CI quarantines them. As in upstream's CI, a failed test is
+# retried in a fresh JVM (once; @Flaky ones up to three times); a test that fails
+# every attempt fails the gate, and tests that passed only on retry are listed.
+#
+# Usage: tests/upstream/gate.sh [--package P]... [--class C]...   (default: the set above)
 #        GATE_STOCK=1 tests/upstream/gate.sh ...   (same tests against stock 4.3.1,
 #                                                   to check that an exclusion also fails there)
 set -euo pipefail
@@ -107,27 +112,18 @@ fi
 # --- exclusions: "Class" or "Class#method" per line, then " # reason"
 EXCLUDE_ARGS=()
 while read -r line; do
-    entry="${line%%#*}"; entry="$(echo "$entry" | xargs)"
+    entry="${line%%[[:space:]]#*}"; entry="$(echo "$entry" | xargs)"
     [[ -n "$entry" ]] || continue
-    [[ "$line" == *"#"* ]] || { log "ERROR: exclusion without a reason: $line"; exit 1; }
+    [[ "$line" == *[[:space:]]"#"* ]] || { log "ERROR: exclusion without a reason: $line"; exit 1; }
     EXCLUDE_ARGS+=("-Dkafka.gate.exclude=$entry")
 done < <(grep -v '^[[:space:]]*#' "$HERE/exclusions.txt" | grep -v '^[[:space:]]*$' || true)
 
-SELECT=()
-for p in "${PACKAGES[@]}"; do SELECT+=(--select-package "$p"); done
 # whole-class exclusions also by class name, before the class is loaded: a class that cannot load
 # (JUnit 4 "initializationError") never reaches the PostDiscoveryFilter
+EXCLUDE_CLASSES=()
 for e in "${EXCLUDE_ARGS[@]#-Dkafka.gate.exclude=}"; do
-    [[ "$e" == *"#"* ]] || SELECT+=(--exclude-classname "^${e//./\\.}\$")
+    [[ "$e" == *"#"* ]] || EXCLUDE_CLASSES+=(--exclude-classname "^${e//./\\.}\$")
 done
-# --select-package also takes sub-packages: keep test classes of exactly these packages
-INCLUDE="^(($(printf '%s\n' "${PACKAGES[@]}" | sed 's/\./\\./g' | paste -sd'|'))\.[^.]*Tests?([$][^.]*)?"
-for c in "${CLASSES[@]}"; do
-    SELECT+=(--select-class "$c")
-    INCLUDE+="|${c//./\\.}([$][^.]*)?"
-done
-INCLUDE+=")$"
-SELECT+=(--include-classname "$INCLUDE")
 log "packages: ${PACKAGES[*]}${CLASSES[*]:+; classes: ${CLASSES[*]}}"
 log "against: $([[ -n "${GATE_STOCK:-}" ]] && echo "stock $VERSION jars" || echo "patched $VERSION$SUFFIX jars")"
 
@@ -139,25 +135,118 @@ printf '%s\n' "${EXCLUDE_ARGS[@]#-Dkafka.gate.exclude=}" > "$OUT/exclusions.list
 
 # upstream runs each module's tests from its folder, where ../config is the
 # distribution's config/ (ProducerConfigTest validates config/producer.properties)
-mkdir -p "$OUT/cwd"
+mkdir -p "$OUT/cwd" "$OUT/logs" "$OUT/reports"
 ln -sfn "$ROOT/config" "$OUT/config"
 cd "$OUT/cwd"
-IFS=:
-set +e
-java -Xmx2g -Dkafka.gate.exclusions="$OUT/exclusions.list" \
-    -cp "$UP/testlibs/junit-platform-console-standalone-1.13.4.jar:$OUT/filter" \
-    org.junit.platform.console.ConsoleLauncher execute \
-    --disable-banner --details=summary --disable-ansi-colors \
-    --config=junit.jupiter.execution.timeout.default=120s \
-    --config=junit.jupiter.extensions.autodetection.enabled=true \
-    --reports-dir="$OUT/reports" \
-    --class-path="${CP[*]}" "${SELECT[@]}" > "$OUT/output.txt" 2>&1
-rc=$?
-set -e
-unset IFS
-# failures with their cause, then JUnit's totals
-sed -n '/^Failures (/,/^Test run finished/p' "$OUT/output.txt" | grep -E '^Failures|^  [A-Za-z]|=>' | head -60 >&2 || true
-sed -n '/Test run finished/,$p' "$OUT/output.txt" >&2
+
+# junit RUN [java -D...]... -- [selectors]...: one JVM, reports in $OUT/reports/RUN.
+# upstream's KafkaPostDiscoveryFilter (kafka-test-common-util) is on the classpath as in
+# upstream's build: @Flaky tests are left out unless -Dkafka.test.run.flaky=true, which runs only them.
+junit() {
+    local run="$1"; shift
+    local props=()
+    while [[ "$1" != "--" ]]; do props+=("$1"); shift; done
+    shift
+    local rc
+    IFS=:
+    set +e
+    java -Xmx2g -Dkafka.gate.exclusions="$OUT/exclusions.list" "${props[@]}" \
+        -cp "$UP/testlibs/junit-platform-console-standalone-1.13.4.jar:$OUT/filter" \
+        org.junit.platform.console.ConsoleLauncher execute \
+        --disable-banner --details=summary --disable-ansi-colors \
+        --config=junit.jupiter.execution.timeout.default=120s \
+        --config=junit.jupiter.extensions.autodetection.enabled=true \
+        --reports-dir="$OUT/reports/$run" \
+        --class-path="${CP[*]}" "${EXCLUDE_CLASSES[@]}" "$@" > "$OUT/logs/$run.txt" 2>&1
+    rc=$?
+    set -e
+    unset IFS
+    cat "$OUT/logs/$run.txt" >> "$OUT/output.txt"
+    # 0: all passed, 1: some failed; anything else (or no report) is the runner failing
+    if [[ $rc -gt 1 ]] || ! ls "$OUT/reports/$run"/TEST-*.xml >/dev/null 2>&1; then
+        log "ERROR: the JUnit run $run did not complete (exit $rc): see $OUT/logs/$run.txt"
+        tail -20 "$OUT/logs/$run.txt" >&2
+        return 2
+    fi
+    return 0
+}
+report() { python3 "$HERE/reports.py" "$@"; }
+mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+
+# selectors of one group: a package's test classes (exactly that package), or the listed classes
+selectors() {
+    if [[ "$1" == classes ]]; then
+        local c re=""
+        for c in "${CLASSES[@]}"; do echo --select-class; echo "$c"; re+="${re:+|}${c//./\\.}"; done
+        echo --include-classname; echo "^($re)([\$][^.]*)?\$"
+    else
+        echo --select-package; echo "$1"
+        echo --include-classname; echo "^${1//./\\.}\.[^.]*Tests?([\$][^.]*)?\$"
+    fi
+}
+
+# retry RUN FLAKY ATTEMPTS FILE: rerun the test methods in FILE, each round in a fresh JVM, up to
+# ATTEMPTS times (upstream's CI: one retry for tests, three for @Flaky ones); FILE keeps what never passed
+retry() {
+    local run="$1" flaky="$2" attempts="$3" file="$4" i
+    for ((i = 1; i <= attempts; i++)); do
+        [[ -s "$file" ]] || return 0
+        local classes=() sel=() c
+        mapfile -t classes < <(sed 's/#.*//' "$file" | sort -u)
+        for c in "${classes[@]}"; do sel+=(--select-class "$c"); done
+        log "retry $i/$attempts of $(wc -l < "$file") failed test method(s): $(paste -sd' ' "$file")"
+        cp "$file" "$OUT/$run-retry$i.only"
+        junit "$run-retry$i" -Dkafka.test.run.flaky="$flaky" -Dkafka.gate.only="$OUT/$run-retry$i.only" -- "${sel[@]}" || true
+        # still failing: failed again, or did not run at all
+        grep -Fxv -f <(report passed "$OUT/reports/$run-retry$i" 2>/dev/null || true) "$OUT/$run-retry$i.only" > "$file" || true
+        comm -23 <(sort "$OUT/$run-retry$i.only") <(sort "$file") >> "$OUT/passed-on-retry.txt"
+    done
+}
+
+rm -f "$OUT/output.txt"
+: > "$OUT/failed.txt"
+: > "$OUT/passed-on-retry.txt"
+runner_failed=0
+GROUPS_=("${PACKAGES[@]}")
+[[ ${#CLASSES[@]} -gt 0 ]] && GROUPS_+=(classes)
+ALL_SELECTORS=()
+total=0
+for g in "${GROUPS_[@]}"; do
+    mapfile -t sel < <(selectors "$g")
+    ALL_SELECTORS+=("${sel[@]}")
+    t0=$SECONDS
+    junit "$g" -- "${sel[@]}" || runner_failed=1
+    read -r n f s < <(report counts "$OUT/reports/$g" 2>/dev/null || echo "0 0 0")
+    total=$((total + n))
+    log "$g: $n tests, $f failed, $s skipped ($(mmss $((SECONDS - t0))))"
+    report failed "$OUT/reports/$g" > "$OUT/$g.failed" 2>/dev/null || true
+    retry "$g" false 1 "$OUT/$g.failed"
+    cat "$OUT/$g.failed" >> "$OUT/failed.txt"
+done
+# upstream's quarantine: the @Flaky tests of the same classes, three retries
+t0=$SECONDS
+junit flaky -Dkafka.test.run.flaky=true -- "${ALL_SELECTORS[@]}" || runner_failed=1
+read -r n f s < <(report counts "$OUT/reports/flaky" 2>/dev/null || echo "0 0 0")
+total=$((total + n))
+log "@Flaky tests (upstream's quarantine): $n tests, $f failed ($(mmss $((SECONDS - t0))))"
+report failed "$OUT/reports/flaky" > "$OUT/flaky.failed" 2>/dev/null || true
+retry flaky true 3 "$OUT/flaky.failed"
+cat "$OUT/flaky.failed" >> "$OUT/failed.txt"
+
 excluded=$(grep -c . "$OUT/exclusions.list" || true)
-log "excluded by tests/upstream/exclusions.txt: $excluded entr$( [[ $excluded == 1 ]] && echo y || echo ies); full output: $OUT/output.txt, XML reports: $OUT/reports"
-exit $rc
+if [[ -s "$OUT/passed-on-retry.txt" ]]; then
+    log "passed on retry (failed first, as upstream's CI allows): $(paste -sd' ' "$OUT/passed-on-retry.txt")"
+fi
+log "excluded by tests/upstream/exclusions.txt: $excluded entr$( [[ $excluded == 1 ]] && echo y || echo ies); output: $OUT/output.txt, logs: $OUT/logs, XML reports: $OUT/reports"
+if [[ -s "$OUT/failed.txt" ]]; then
+    log "FAILED: $(wc -l < "$OUT/failed.txt") test method(s) failed every attempt:"
+    while read -r t; do
+        echo "  $t" >&2
+        c="${t%#*}"; m="${t#*#}"
+        # its cause, from the launcher's summary of the last attempt
+        grep -h -A1 -F ":${c##*.}:$m(" "$OUT"/logs/*.txt 2>/dev/null | grep -E '^ +=>' | tail -1 >&2 || true
+    done < "$OUT/failed.txt"
+    exit 1
+fi
+[[ $runner_failed == 0 ]] || { log "FAILED: a JUnit run did not complete"; exit 1; }
+log "passed: $total tests in ${#GROUPS_[@]} group(s) + the @Flaky quarantine"
