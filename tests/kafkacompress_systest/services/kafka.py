@@ -86,13 +86,16 @@ class KafkaService(Service):
         node.account.ssh("mkdir -p %s %s" % (self.DATA, self.LOGS))
         node.account.create_file(self.CONFIG, self.properties(node))
         # format (first start only) and start in the background, so that nodes start in parallel
+        # the storage tool gets no JMX_PORT (kafka-run-class.sh would bind it for the tool's JVM too), and a
+        # failed format shows in stdout.log, where start_failure looks
         fmt = ("test -f %s/meta.properties || %s/bin/kafka-storage.sh format --ignore-formatted -t %s -c %s "
-               "> %s/format.log 2>&1" % (self.DATA, KAFKA_HOME, self.cluster_id, self.CONFIG, WORK))
-        cmd = ("echo '=== start %s' >> %s; export LOG_DIR=%s KAFKA_HEAP_OPTS='-Xms%dm -Xmx%dm' JMX_PORT=%d "
+               "> %s/format.log 2>&1 || { echo 'ERROR kafka-storage.sh format failed:'; cat %s/format.log; }"
+               % (self.DATA, KAFKA_HOME, self.cluster_id, self.CONFIG, WORK, WORK))
+        cmd = ("echo '=== start %s' >> %s; export LOG_DIR=%s KAFKA_HEAP_OPTS='-Xms%dm -Xmx%dm' "
                "KAFKA_JVM_PERFORMANCE_OPTS='-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k'; "
-               "nohup sh -c \"%s; exec %s/bin/kafka-server-start.sh %s\" >> %s 2>&1 &"
-               % (time.strftime("%H:%M:%S"), self.STDOUT, self.LOGS, self.heap_mb, self.heap_mb, JMX_PORT,
-                  fmt, KAFKA_HOME, self.CONFIG, self.STDOUT))
+               "nohup sh -c \"%s; JMX_PORT=%d exec %s/bin/kafka-server-start.sh %s\" >> %s 2>&1 &"
+               % (time.strftime("%H:%M:%S"), self.STDOUT, self.LOGS, self.heap_mb, self.heap_mb,
+                  fmt, JMX_PORT, KAFKA_HOME, self.CONFIG, self.STDOUT))
         self.logger.info("starting kafka on %s", node.account.hostname)
         node.account.ssh(cmd)
         if wait and not expect_failure:
@@ -155,8 +158,8 @@ class KafkaService(Service):
         self.start_node(node)
 
     def clean_node(self, node):
-        for pid in self.pids(node):
-            node.account.signal(pid, 9, allow_fail=True)
+        # gone before the files go: a broker still exiting holds its ports (the next start's JMX port) and files
+        self.stop_node(node, clean_shutdown=False)
         node.account.ssh("rm -rf %s" % WORK, allow_fail=True)
 
     # ---------------------------------------------------------------- helpers

@@ -15,7 +15,8 @@ import java.util.zip.CRC32;
 import java.util.zip.ZipException;
 
 /**
- * Reads gzip with ISA-L's inflate, 64 KiB of output per native call.
+ * Reads gzip with ISA-L's inflate, 64 KiB of output per native call (or straight into the caller's array when a
+ * read asks for at least 16 KiB).
  * <p>
  * The gzip framing (header, trailer, concatenated members, what follows the last member) is handled here, in
  * Java, with the same rules as {@link java.util.zip.GZIPInputStream}, which Kafka's built-in gzip codec uses: the
@@ -26,6 +27,8 @@ import java.util.zip.ZipException;
 final class NativeGzipInputStream extends InputStream {
 
     static final int OUTPUT_CHUNK = 64 * 1024;
+    /** Reads of at least this many bytes, when no output is pending, are inflated straight into the caller's array. */
+    static final int DIRECT_READ = 16 * 1024;
     private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
     private static final NativeGzip.Pool<Inflater> POOL = new NativeGzip.Pool<>(POOL_SIZE);
     /** Output chunks for callers that give no BufferProvider; given back on close. */
@@ -153,7 +156,11 @@ final class NativeGzipInputStream extends InputStream {
         ensureOpen();
         if ((off | len | (b.length - (len + off)) | (off + len)) < 0) throw new IndexOutOfBoundsException();
         if (len == 0) return 0;
-        if (outPos == outLim && !fill()) return -1;
+        if (outPos == outLim) {
+            // a big read (the framework reading a whole batch) is inflated in place, without the chunk's copy
+            if (len >= DIRECT_READ) return inflate(b, off, len);
+            if (!fill()) return -1;
+        }
         int n = Math.min(len, outLim - outPos);
         System.arraycopy(out, outPos, b, off, n);
         outPos += n;
@@ -181,10 +188,19 @@ final class NativeGzipInputStream extends InputStream {
 
     /** Decodes the next chunk; false at the end of the gzip stream. */
     private boolean fill() throws IOException {
+        int n = inflate(out, 0, out.length);
+        if (n < 0) return false;
+        outPos = 0;
+        outLim = n;
+        return true;
+    }
+
+    /** Decodes into dst[off, off+len); the number of bytes written (at least 1), -1 at the end of the gzip stream. */
+    private int inflate(byte[] dst, int off, int len) throws IOException {
         if (failure != null) throw new IOException(failure.getMessage(), failure);
         try {
             while (!eof) {
-                int rc = NativeGzip.inflate(inflater.handle, in, inPos, inEnd - inPos, out, 0, out.length, result);
+                int rc = NativeGzip.inflate(inflater.handle, in, inPos, inEnd - inPos, dst, off, len, result);
                 if (rc == -1000) throw new IOException("native gzip: could not pin buffers");
                 if (rc < 0) throw new ZipException(message(rc));
                 int used = result[0];
@@ -192,16 +208,14 @@ final class NativeGzipInputStream extends InputStream {
                 inPos += used;
                 memberSize += produced;
                 memberCrc = result[3];
-                outPos = 0;
-                outLim = produced;
                 if (result[2] == 1) {
                     endOfMember();
                 } else if (produced == 0 && inPos >= inEnd) {
                     throw new EOFException("Unexpected end of ZLIB input stream");
                 }
-                if (produced > 0) return true;
+                if (produced > 0) return produced;
             }
-            return false;
+            return -1;
         } catch (IOException | RuntimeException e) {
             failure = e instanceof IOException ? (IOException) e : new IOException(e);
             outPos = outLim = 0;

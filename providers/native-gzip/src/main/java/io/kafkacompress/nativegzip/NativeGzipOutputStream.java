@@ -9,13 +9,16 @@ import java.io.OutputStream;
 import java.util.Arrays;
 
 /**
- * Collects a batch and compresses it with one native call when closed. Batches bigger than {@link #MEMBER_SIZE}
+ * Collects a batch and compresses it with one native call when closed; a batch written in one piece of at least
+ * {@link #DIRECT_WRITE} bytes is compressed straight away, from the caller's array. Batches bigger than {@link #MEMBER_SIZE}
  * are written as several gzip members of that size (standard multi-member gzip, which every gzip reader,
  * {@code java.util.zip.GZIPInputStream} included, reads as one stream), so memory stays bounded.
  */
 final class NativeGzipOutputStream extends OutputStream {
 
     static final int MEMBER_SIZE = 8 * 1024 * 1024;
+    /** A write of at least this much into an empty stream is compressed at once (see write). */
+    static final int DIRECT_WRITE = 64 * 1024;
     private static final int INITIAL_SIZE = 16 * 1024;
 
     private final OutputStream out;
@@ -41,6 +44,18 @@ final class NativeGzipOutputStream extends OutputStream {
     public void write(byte[] b, int off, int len) throws IOException {
         ensureOpen();
         if ((off | len | (b.length - (len + off)) | (off + len)) < 0) throw new IndexOutOfBoundsException();
+        if (count == 0 && len >= DIRECT_WRITE) {
+            // a whole batch in one write (what Kafka's provider framework does): compressed from the caller's
+            // array as members of its own, without copying it into this stream's buffer first
+            while (len > 0) {
+                int n = Math.min(len, MEMBER_SIZE);
+                GzipEngines.compressMember(level, b, off, n, out);
+                wroteMember = true;
+                off += n;
+                len -= n;
+            }
+            return;
+        }
         while (len > 0) {
             if (count == buf.length) makeRoom(len);
             int n = Math.min(len, buf.length - count);

@@ -157,6 +157,52 @@ public class NativeGzipCompressionServiceTest {
         assertArrayEquals(data, builtInDecompress(providerCompress(SERVICE, data, null)));
     }
 
+    /** The framework's pattern: a whole batch in one write, read back in big reads, both taken without a copy. */
+    @Test
+    void wholeBatchWritesAndBigReadsRoundTrip() throws IOException {
+        int[] sizes = {NativeGzipOutputStream.DIRECT_WRITE - 1, NativeGzipOutputStream.DIRECT_WRITE,
+            NativeGzipOutputStream.DIRECT_WRITE + 1, 1 << 20, NativeGzipOutputStream.MEMBER_SIZE + 5};
+        for (int level : new int[] {1, 6}) {
+            for (int size : sizes) {
+                byte[] data = real(size);
+                ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+                try (OutputStream out = SERVICE.compressedOutputStream(bytes, Optional.of(level))) {
+                    out.write(data);
+                }
+                byte[] gz = bytes.toByteArray();
+                assertArrayEquals(data, builtInDecompress(gz), "one write, level " + level + ", " + size + " B");
+                // big reads (inflated in place), small reads (through the chunk) and both mixed
+                for (int[] reads : new int[][] {{1 << 20}, {NativeGzipInputStream.DIRECT_READ}, {100}, {1, 70_000, 3, 16_384, 9_000}}) {
+                    ByteArrayOutputStream back = new ByteArrayOutputStream();
+                    try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
+                        byte[] buf = new byte[1 << 20];
+                        for (int i = 0; ; i++) {
+                            int n = in.read(buf, 0, reads[i % reads.length]);
+                            if (n < 0) break;
+                            back.write(buf, 0, n);
+                        }
+                    }
+                    assertArrayEquals(data, back.toByteArray(), "reads of " + Arrays.toString(reads) + ", level " + level + ", " + size + " B");
+                }
+            }
+        }
+        // a big write, then small ones: two members, one stream
+        byte[] a = real(200_000);
+        byte[] b = random(5_000, 7);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (OutputStream out = SERVICE.compressedOutputStream(bytes, Optional.of(6))) {
+            out.write(a);
+            out.write(b, 0, 10);
+            out.write(b[10]);
+            out.write(b, 11, b.length - 11);
+        }
+        ByteArrayOutputStream expected = new ByteArrayOutputStream();
+        expected.write(a);
+        expected.write(b);
+        assertArrayEquals(expected.toByteArray(), builtInDecompress(bytes.toByteArray()));
+        assertArrayEquals(expected.toByteArray(), providerDecompress(SERVICE, bytes.toByteArray()));
+    }
+
     @Test
     void roundTripsSixteenMebibytes() throws IOException {
         int size = 16 << 20;
