@@ -219,7 +219,7 @@ for g in "${GROUPS_[@]}"; do
     read -r n f s < <(report counts "$OUT/reports/$g" 2>/dev/null || echo "0 0 0")
     total=$((total + n))
     log "$g: $n tests, $f failed, $s skipped ($(mmss $((SECONDS - t0))))"
-    report failed "$OUT/reports/$g" > "$OUT/$g.failed" 2>/dev/null || true
+    report failed "$OUT/reports/$g" > "$OUT/$g.failed" || runner_failed=1   # unreadable reports must not pass
     retry "$g" false 1 "$OUT/$g.failed"
     cat "$OUT/$g.failed" >> "$OUT/failed.txt"
 done
@@ -229,7 +229,7 @@ junit flaky -Dkafka.test.run.flaky=true -- "${ALL_SELECTORS[@]}" || runner_faile
 read -r n f s < <(report counts "$OUT/reports/flaky" 2>/dev/null || echo "0 0 0")
 total=$((total + n))
 log "@Flaky tests (upstream's quarantine): $n tests, $f failed ($(mmss $((SECONDS - t0))))"
-report failed "$OUT/reports/flaky" > "$OUT/flaky.failed" 2>/dev/null || true
+report failed "$OUT/reports/flaky" > "$OUT/flaky.failed" || runner_failed=1   # unreadable reports must not pass
 retry flaky true 3 "$OUT/flaky.failed"
 cat "$OUT/flaky.failed" >> "$OUT/failed.txt"
 
