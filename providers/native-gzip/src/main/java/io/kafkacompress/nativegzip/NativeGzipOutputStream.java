@@ -20,10 +20,11 @@ final class NativeGzipOutputStream extends OutputStream {
     /** A write of at least this much into an empty stream is compressed at once (see write). */
     static final int DIRECT_WRITE = 64 * 1024;
     private static final int INITIAL_SIZE = 16 * 1024;
+    private static final byte[] EMPTY = new byte[0];
 
     private final OutputStream out;
     private final int level;
-    private byte[] buf = new byte[INITIAL_SIZE];
+    private byte[] buf = EMPTY;   // allocated on the first piecewise write: a whole-batch write never needs it
     private int count;
     private boolean wroteMember;
     private boolean closed;
@@ -73,7 +74,7 @@ final class NativeGzipOutputStream extends OutputStream {
             count = 0;
             return;
         }
-        int size = (int) Math.min(MEMBER_SIZE, Math.max(2L * buf.length, (long) count + wanted));
+        int size = (int) Math.min(MEMBER_SIZE, Math.max(Math.max(INITIAL_SIZE, 2L * buf.length), (long) count + wanted));
         buf = Arrays.copyOf(buf, size);
     }
 
