@@ -45,14 +45,13 @@ fi
 
 # QAT without QATzip here: in the trixie broker image (QATzip installed, no device: software path)
 if [[ "$qat_in_container" == yes ]]; then
-    engine=""
-    for e in podman docker; do command -v "$e" >/dev/null && { engine="$e"; break; }; done
-    conf="$ROOT/docker/containers.conf"; [[ -f "$conf" ]] || conf="$ROOT/providers/qat-gzip/container/containers.conf"
+    # shellcheck source=docker/engine.sh
+    . "$ROOT/docker/engine.sh"
     image="localhost/kafka-compress:$VERSION"
-    if [[ -n "$engine" ]] && CONTAINERS_CONF="$conf" "$engine" image inspect "$image" >/dev/null 2>&1; then
-        echo "[codec-bench] QAT (software path) in $image with $engine" >&2
+    if engine_available && engine_image_exists "$image"; then
+        echo "[codec-bench] QAT (software path) in $image with $KC_ENGINE" >&2
         data_dir="$(cd "$(dirname "$DATA")" && pwd)"
-        CONTAINERS_CONF="$conf" "$engine" run --rm --user 0 --network none --entrypoint java \
+        engine run --rm --user 0 --network none --entrypoint java \
             -v "$DIST:$DIST:ro" -v "$OUT:$OUT" -v "$data_dir:$data_dir:ro" "$image" \
             "${JAVA_OPTS[@]}" -cp "$OUT/classes:$DIST/libs/*" CodecBench "$data_dir/$(basename "$DATA")" "$OUT" qat "$LEVELS" "$SIZES" "$BYTES" "$REPEATS" \
             2> >(grep -v -E 'vfio|qatzip.c|level=error' >&2) | tail -n +3 | tee -a "$OUT/results.md"

@@ -61,48 +61,21 @@ def test_qat_reports_itself_unavailable_on_host(junit_on_host):
 
 
 def engine_cmd():
-    """podman (or docker) with the project's containers.conf; None when none works."""
+    """The engine docker/engine.sh picks (docker, else rootful podman with docker/containers.conf); None when none works."""
     env = dict(os.environ)
-    for conf in (ROOT / "docker/containers.conf", ROOT / "providers/qat-gzip/container/containers.conf"):
-        if conf.exists():
-            env.setdefault("CONTAINERS_CONF", str(conf))
-            break
-    for exe in ("podman", "docker"):
-        if shutil.which(exe):
-            r = subprocess.run([exe, "info"], env=env, capture_output=True, text=True, timeout=120)
-            if r.returncode == 0:
-                return exe, env
-    return None, env
-
-
-def image_exists(engine, env, image):
-    return subprocess.run([engine, "image", "exists", image], env=env, capture_output=True).returncode == 0 if engine == "podman" \
-        else subprocess.run([engine, "image", "inspect", image], env=env, capture_output=True).returncode == 0
+    env.setdefault("CONTAINERS_CONF", str(ROOT / "docker/containers.conf"))
+    r = subprocess.run(["bash", "-c", '. docker/engine.sh; printf "%s" "$KC_ENGINE"'], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    return (r.stdout.strip() or None), env
 
 
 def qat_image(engine, env):
-    broker = f"localhost/kafka-compress:{VERSION}"
-    if image_exists(engine, env, broker):
-        return broker, "the broker image (trixie, QATzip installed)"
-    own = "localhost/kafka-compress-qat-test:trixie"
-    if image_exists(engine, env, own):
-        return own, "the QAT test image"
-    base = "localhost/debian:trixie-slim"
-    if not image_exists(engine, env, base):
-        if not shutil.which("mmdebstrap"):
-            return None, "no broker image, no trixie base image and no mmdebstrap to make one"
-        tar = ROOT / "build/qat-test/trixie.tar"
-        tar.parent.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run(["mmdebstrap", "--variant=minbase", "trixie", str(tar)], capture_output=True, text=True, timeout=1200)
-        if r.returncode != 0:
-            return None, "mmdebstrap failed: " + r.stderr[-500:]
-        subprocess.run([engine, "import", str(tar), base], env=env, check=True, capture_output=True, timeout=600)
-        tar.unlink()
-    r = subprocess.run([engine, "build", "-t", own, "-f", str(ROOT / "providers/qat-gzip/container/Containerfile"),
-                        str(ROOT / "providers/qat-gzip/container")], env=env, capture_output=True, text=True, timeout=1800)
+    """The broker image (trixie with QATzip, qatlib and USDM), built through docker/images.sh like ./build.sh image."""
+    r = subprocess.run(["bash", str(ROOT / "docker/images.sh"), "build"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=2400)
     if r.returncode != 0:
-        return None, "building the QAT test image failed: " + r.stderr[-800:]
-    return own, "the QAT test image built from providers/qat-gzip/container/Containerfile"
+        return None, "docker/images.sh build failed: " + (r.stdout + r.stderr)[-800:]
+    return f"localhost/kafka-compress:{VERSION}", "the broker image (trixie, QATzip installed)"
 
 
 def test_qat_software_path_in_trixie_container(junit_on_host):
