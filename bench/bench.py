@@ -494,44 +494,57 @@ def table3(cfg, brokers, impls, payload_1k):
         props = dict(base, **{"compression.type": codec})
         props.update(impl.provider_props())
         topic = f"t3_{name}_{codec}".replace("-", "_").replace("+", "_")
-        # auto SLA: stock gzip runs first without stopping at the SLA, to see what is reachable here
+        # auto SLA: stock gzip runs first; if it cannot meet the SLA even at its lowest rate, the SLA is raised to
+        # what is reachable on this host and stock gzip is measured again against it
         calibrate = cfg.sla_auto and name == "stock" and codec == "gzip"
-        stop = 5000 if calibrate else cfg.sla_ms
-        progress(f"T3 {label}: fixed-rate producer (one JVM), {cfg.repeats} x {cfg.sla_seconds} s per step")
-        cmd, env = impl.cmd("run", ["KcBench", "sla", b.bootstrap, topic, ",".join(f"{k}={v}" for k, v in props.items()),
-                                    payload_1k, str(stop), str(cfg.sla_seconds), str(cfg.repeats), str(cfg.sla_step)])
-        try:
+
+        def measure(topic):
+            progress(f"T3 {label}: fixed-rate producer (one JVM), {cfg.repeats} x {cfg.sla_seconds} s per step, "
+                     f"SLA p99 <= {cfg.sla_ms} ms")
+            cmd, env = impl.cmd("run", ["KcBench", "sla", b.bootstrap, topic,
+                                        ",".join(f"{k}={v}" for k, v in props.items()), payload_1k, str(cfg.sla_ms),
+                                        str(cfg.sla_seconds), str(cfg.repeats), str(cfg.sla_step)])
+
             def show(line):
                 f = line.split(",")
                 if f[0] == "peak" and len(f) >= 2:
                     progress(f"T3 {label}: unthrottled {float(f[1]):,.0f} rec/s")
-                elif f[0] == "step" and len(f) == 7:
+                elif f[0] in ("step", "retry") and len(f) == 7:
                     progress(f"T3 {label}: target {float(f[1]):,.0f} rec/s -> {float(f[2]):,.0f} rec/s, "
-                             f"p99 {float(f[4]):.1f} ms")
+                             f"p99 {float(f[4]):.1f} ms" + (" (failed: measuring once more)" if f[0] == "retry" else ""))
             out = run_stream(cmd, env, os.path.join(LOGS, f"sla-{b.tag}.log"), show, timeout=3600)
+            peak, steps = None, []
+            for line in out.splitlines():
+                f = line.split(",")
+                if f[0] == "peak":
+                    peak = float(f[1])
+                elif f[0] in ("step", "retry") and len(f) == 7:
+                    steps.append({"target": float(f[1]), "achieved": float(f[2]), "p50": float(f[3]),
+                                  "p99": float(f[4]), "avg": float(f[5]), "raw": int(f[6]), "retry": f[0] == "retry"})
+            return peak, steps
+
+        try:
+            peak, steps = measure(topic)
+            first = [st for st in steps if st["target"] == steps[0]["target"]] if steps else []
+            if calibrate and first and all(st["p99"] > cfg.sla_ms for st in first):
+                low = min(first, key=lambda st: st["p99"])
+                new_sla = next((x for x in (20, 50, 100, 200, 500, 1000, 2000) if x >= 1.5 * low["p99"]),
+                               int(2 * low["p99"]))
+                cfg.sla_note = (f"stock gzip's p99 was {low['p99']:.0f} ms already at {low['achieved']:,.0f} "
+                                f"records/s (20% of its unthrottled rate), so 20 ms is out of reach on this host and "
+                                f"this run used {new_sla} ms")
+                progress(f"T3: p99 {low['p99']:.0f} ms at the lowest rate: SLA raised from {cfg.sla_ms} to "
+                         f"{new_sla} ms, stock gzip measured again")
+                cfg.sla_ms = new_sla
+                topic += "_2"
+                peak, steps = measure(topic)
         except Exception as e:  # noqa: BLE001
             progress(f"T3 {label}: FAILED {str(e).splitlines()[0]}")
             rows.append({"impl": name, "codec": codec, "status": "failed"})
             continue
-        peak, steps = None, []
-        for line in out.splitlines():
-            f = line.split(",")
-            if f[0] == "peak":
-                peak = float(f[1])
-            elif f[0] == "step" and len(f) == 7:
-                steps.append({"target": float(f[1]), "achieved": float(f[2]), "p50": float(f[3]), "p99": float(f[4]),
-                              "avg": float(f[5]), "raw": int(f[6])})
         if not steps:
             rows.append({"impl": name, "codec": codec, "status": "failed"})
             continue
-        if calibrate and steps[0]["p99"] > cfg.sla_ms:
-            new_sla = next((x for x in (20, 50, 100, 200, 500, 1000, 2000) if x >= 1.5 * steps[0]["p99"]),
-                           int(2 * steps[0]["p99"]))
-            cfg.sla_note = (f"stock gzip's p99 was {steps[0]['p99']:.0f} ms already at "
-                            f"{steps[0]['achieved']:,.0f} records/s (20% of its unthrottled rate), so 20 ms is out "
-                            f"of reach on this host and this run used {new_sla} ms")
-            progress(f"T3: p99 {steps[0]['p99']:.0f} ms at the lowest rate: SLA raised from {cfg.sla_ms} to {new_sla} ms")
-            cfg.sla_ms = new_sla
         time.sleep(1)
         ratio = b.topic_bytes(topic) / steps[-1]["raw"] if steps[-1]["raw"] else None
         best = None
@@ -539,7 +552,10 @@ def table3(cfg, brokers, impls, payload_1k):
             ok = st["p99"] <= cfg.sla_ms and st["achieved"] >= 0.9 * st["target"]
             steps_rows.append({"impl": name, "codec": codec, "target_rate": round(st["target"]),
                                "records_s": round(st["achieved"]), "p50_ms": st["p50"], "p99_ms": st["p99"],
-                               "avg_ms": st["avg"], "meets_sla": ok, "repeats": cfg.repeats})
+                               "avg_ms": st["avg"], "meets_sla": ok, "repeats": cfg.repeats,
+                               "remeasured": st["retry"]})
+            if st["retry"]:
+                continue
             if not ok:
                 break
             best = st
@@ -999,8 +1015,9 @@ def report(cfg, info, datasets, impls, t1, t2, t3, t3steps, t4, codec_text, char
              f"(consecutive 1,024-byte slices of json-records), `batch.size=114688` (112 KiB), "
              f"`linger.ms={cfg.sla_linger}`, `acks=1`. 5 s unthrottled warm-up, 5 s unthrottled for the saturation rate P, then the "
              f"rate starts at 0.2 P and rises x{cfg.sla_step} per step ({cfg.repeats} x {cfg.sla_seconds} s per step, "
-             f"median) until p99 > SLA or the producer falls 10% behind the target; the figure is the last rate that "
-             f"met both. **SLA: p99 <= {cfg.sla_ms} ms** (KIP-1121 used 20 ms on dedicated hardware; {cfg.sla_note}). "
+             f"median) until p99 > SLA or the producer falls 10% behind the target, twice in a row at the same rate "
+             f"(a single failing step is measured once more, so one GC or flush spike does not end the run); the "
+             f"figure is the last rate that met both. **SLA: p99 <= {cfg.sla_ms} ms** (KIP-1121 used 20 ms on dedicated hardware; {cfg.sla_note}). "
              f"Size ratio = bytes on disk / bytes sent. CSV: `table3_kip1121_sla.csv`, every step in "
              f"`table3_kip1121_sla_steps.csv`.\n")
     trs = []
