@@ -14,7 +14,8 @@ import java.io.OutputStream;
  * output is no bigger than zlib's ({@code java.util.zip}, what Kafka's built-in codec uses) at that level, for 16 KiB
  * and 1 MiB batches. ISA-L level 1 for Kafka level 1; libdeflate above (its level 1 for Kafka 2 and 3, where ISA-L's
  * levels 2 and 3 come out bigger than zlib's on 16 KiB batches; one level up from Kafka's where libdeflate's same
- * level is a hair bigger than zlib's).
+ * level is a hair bigger than zlib's). That last step is only needed for small members: from {@link #LARGE_MEMBER} up,
+ * libdeflate at Kafka's own level 5-7 is already smaller than zlib's at that level, so larger members use it.
  */
 final class GzipEngines {
 
@@ -27,6 +28,11 @@ final class GzipEngines {
         Engine.ISAL, Engine.LIBDEFLATE, Engine.LIBDEFLATE, Engine.LIBDEFLATE, Engine.LIBDEFLATE,
         Engine.LIBDEFLATE, Engine.LIBDEFLATE, Engine.LIBDEFLATE, Engine.LIBDEFLATE};
     private static final int[] ENGINE_LEVEL = {0, 1, 1, 1, 4, 6, 7, 8, 8, 9};
+    /** Engine levels for members of at least {@link #LARGE_MEMBER} bytes. */
+    private static final int[] ENGINE_LEVEL_LARGE = {0, 1, 1, 1, 4, 5, 6, 7, 8, 9};
+
+    /** Members of at least this size use {@link #ENGINE_LEVEL_LARGE}. */
+    static final int LARGE_MEMBER = 64 * 1024;
 
     /** Keep scratch output buffers up to this size in pooled compressors; bigger ones are dropped after use. */
     private static final int MAX_RETAINED_SCRATCH = 2 * 1024 * 1024 + 64 * 1024;
@@ -35,9 +41,14 @@ final class GzipEngines {
 
     @SuppressWarnings("unchecked")
     private static final NativeGzip.Pool<Compressor>[] POOLS = new NativeGzip.Pool[10];
+    @SuppressWarnings("unchecked")
+    private static final NativeGzip.Pool<Compressor>[] LARGE_POOLS = new NativeGzip.Pool[10];
 
     static {
-        for (int level = 1; level <= 9; level++) POOLS[level] = new NativeGzip.Pool<>(POOL_SIZE);
+        for (int level = 1; level <= 9; level++) {
+            POOLS[level] = new NativeGzip.Pool<>(POOL_SIZE);
+            LARGE_POOLS[level] = ENGINE_LEVEL_LARGE[level] == ENGINE_LEVEL[level] ? POOLS[level] : new NativeGzip.Pool<>(POOL_SIZE);
+        }
     }
 
     private GzipEngines() {
@@ -53,12 +64,15 @@ final class GzipEngines {
         return ENGINE[level];
     }
 
-    static int engineLevel(int level) {
-        return ENGINE_LEVEL[level];
+    static int engineLevel(int level, int memberLength) {
+        return memberLength >= LARGE_MEMBER ? ENGINE_LEVEL_LARGE[level] : ENGINE_LEVEL[level];
     }
 
     static String describe(int level) {
-        return (ENGINE[level] == Engine.ISAL ? "ISA-L" : "libdeflate") + " level " + ENGINE_LEVEL[level];
+        String d = (ENGINE[level] == Engine.ISAL ? "ISA-L" : "libdeflate") + " level " + ENGINE_LEVEL[level];
+        if (ENGINE_LEVEL_LARGE[level] != ENGINE_LEVEL[level])
+            d += " (level " + ENGINE_LEVEL_LARGE[level] + " for members of " + LARGE_MEMBER / 1024 + " KiB and more)";
+        return d;
     }
 
     /** A native compressor for one Kafka level, with a reusable output buffer; used by one thread at a time. */
@@ -71,9 +85,10 @@ final class GzipEngines {
             this.engine = engine;
         }
 
-        static Compressor create(int level) {
+        static Compressor create(int level, int memberLength) {
             Engine engine = ENGINE[level];
-            long h = engine == Engine.ISAL ? NativeGzip.isalDeflaterNew(ENGINE_LEVEL[level]) : NativeGzip.ldNew(ENGINE_LEVEL[level]);
+            int engineLevel = engineLevel(level, memberLength);
+            long h = engine == Engine.ISAL ? NativeGzip.isalDeflaterNew(engineLevel) : NativeGzip.ldNew(engineLevel);
             return new Compressor(engine, h);
         }
 
@@ -103,9 +118,9 @@ final class GzipEngines {
 
     /** Compresses in[off, off+len) as one gzip member at a Kafka level (1..9) and writes it to out. */
     static void compressMember(int level, byte[] in, int off, int len, OutputStream out) throws IOException {
-        NativeGzip.Pool<Compressor> pool = POOLS[level];
+        NativeGzip.Pool<Compressor> pool = len >= LARGE_MEMBER ? LARGE_POOLS[level] : POOLS[level];
         Compressor c = pool.poll();
-        if (c == null) c = Compressor.create(level);
+        if (c == null) c = Compressor.create(level, len);
         try {
             c.compress(in, off, len, out);
         } finally {

@@ -141,6 +141,9 @@ public class NativeGzipCompressionServiceTest {
         assertEquals(GzipEngines.Engine.ISAL, GzipEngines.engine(1));
         assertEquals(GzipEngines.Engine.LIBDEFLATE, GzipEngines.engine(6));
         assertEquals(GzipEngines.Engine.LIBDEFLATE, GzipEngines.engine(2));
+        // one libdeflate level up from Kafka's for small members only (outputIsNoBiggerThanBuiltInAtEachLevel checks both)
+        assertEquals(7, GzipEngines.engineLevel(6, GzipEngines.LARGE_MEMBER - 1));
+        assertEquals(6, GzipEngines.engineLevel(6, GzipEngines.LARGE_MEMBER));
     }
 
     @Test
@@ -215,7 +218,7 @@ public class NativeGzipCompressionServiceTest {
 
     @Test
     void outputIsNoBiggerThanBuiltInAtEachLevel() throws IOException {
-        for (int batchSize : new int[] {16 * 1024, 1 << 20}) {
+        for (int batchSize : new int[] {16 * 1024, GzipEngines.LARGE_MEMBER, 112 * 1024, 1 << 20}) {
             for (int level = 1; level <= 9; level++) {
                 long mine = 0;
                 long theirs = 0;
