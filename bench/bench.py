@@ -706,8 +706,153 @@ CATEGORIES = [
 ]
 
 
+# Native frames where a thread waits rather than works (JFR's native samples include blocked threads).
+NATIVE_WAITS = re.compile(r"EPoll\.wait|Net\.accept|Net\.poll|Object\.wait|Unsafe\.park|Thread\.sleep|"
+                          r"ReferenceQueue|socketAccept|FileDispatcherImpl\.read0|SocketDispatcher\.read0|"
+                          r"IOUtil\.drain|EventFD\.|Net\.connect0")
+# sampling periods of JFR's "profile" settings (JDK 17-25): Java code every 10 ms, native code every 20 ms
+JFR_PERIOD_MS = {"jdk.ExecutionSample": 10, "jdk.NativeMethodSample": 20}
+
+
+def jfr_events(jfr, fn, events, depth=64):
+    """Events of a JFR recording as dicts: name, thread, ms (duration, if any), frames (top first)."""
+    p = subprocess.run([jfr, "print", "--events", ",".join(events), "--stack-depth", str(depth), fn],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out = []
+    for block in re.split(r"\n(?=jdk\.\w+ \{)", "\n" + p.stdout):
+        m = re.match(r"\s*(jdk\.\w+) \{", block)
+        if not m:
+            continue
+        thread = re.search(r"(?:sampledThread|eventThread) = \"([^\"]*)\"", block)
+        dur = re.search(r"duration = ([\d.]+) (ms|s|us)", block)
+        ms = 0.0
+        if dur:
+            ms = float(dur.group(1)) * {"ms": 1, "s": 1000, "us": 0.001}[dur.group(2)]
+        frames = []
+        if "stackTrace = [" in block:
+            frames = [re.sub(r"\s+line:.*", "", x.strip())
+                      for x in block.split("stackTrace = [", 1)[1].split("\n  ]", 1)[0].splitlines()]
+            frames = [f for f in frames if f and f != "..."]
+        out.append({"name": m.group(1), "thread": thread.group(1) if thread else "?", "ms": ms, "frames": frames})
+    return out
+
+
+def thread_group(name):
+    """Kafka's thread names without their numbers / client ids."""
+    name = re.sub(r" \| .*", "", name)
+    return re.sub(r"[-_#]?\d+$", "", name) or name
+
+
+def analyze_jfr(jfr, fn):
+    """Where a process spent its time: categories and top frames of the samples that ran code (Java samples plus
+    native samples that were not waiting, each weighted by its sampling period), time per thread, and time threads
+    spent blocked entering monitors (JFR records those of 20 ms or more)."""
+    evs = jfr_events(jfr, fn, ["jdk.ExecutionSample", "jdk.NativeMethodSample", "jdk.JavaMonitorEnter"])
+    counts, blocked = {}, {}
+    total_ms, samples = 0.0, 0
+    for ev in evs:
+        if ev["name"] == "jdk.JavaMonitorEnter":
+            key = (thread_group(ev["thread"]), next((f for f in ev["frames"] if "org.apache.kafka" in f),
+                                                   ev["frames"][0] if ev["frames"] else "?"))
+            blocked[key] = blocked.get(key, 0.0) + ev["ms"]
+            continue
+        frames = ev["frames"]
+        if not frames or (ev["name"] == "jdk.NativeMethodSample" and NATIVE_WAITS.search(frames[0])):
+            continue
+        w = JFR_PERIOD_MS[ev["name"]]
+        samples += 1
+        total_ms += w
+        keys = {"top frame: " + frames[0] + (" (native)" if ev["name"] == "jdk.NativeMethodSample" else "")}
+        for cat, pat in CATEGORIES:
+            if any(re.search(pat, f) for f in frames):
+                keys.add("in stack: " + cat)
+        for k in keys:
+            counts[k] = counts.get(k, 0.0) + w
+    cats = sorted([kv for kv in counts.items() if kv[0].startswith("in stack")], key=lambda kv: -kv[1])
+    tops = sorted([kv for kv in counts.items() if kv[0].startswith("top")], key=lambda kv: -kv[1])[:10]
+    return {"samples": samples, "total_ms": total_ms, "rows": cats + tops,
+            "blocked": sorted([kv for kv in blocked.items() if kv[1] >= 50], key=lambda kv: -kv[1])[:5]}
+
+
+# /proc shows thread names cut to 15 characters
+COMM_NAMES = {"java": "main", "kafka-producer-": "kafka-producer-network-thread (sender)",
+              "data-plane-kafk": "data-plane-kafka-* (request handlers, network)",
+              "C2 CompilerThre": "JIT compiler (C2)", "C1 CompilerThre": "JIT compiler (C1)"}
+
+
+def thread_cpu(pid):
+    """CPU seconds (user + system) per thread group of a process, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for task in glob.glob(f"/proc/{pid}/task/*"):
+        try:
+            with open(os.path.join(task, "comm")) as f:
+                name = f.read().strip()
+            with open(os.path.join(task, "stat")) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = COMM_NAMES.get(name, thread_group(name))
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+class ThreadCpuWatch:
+    """Per-thread CPU of the producer (found by its topic on the command line) and of the broker while a run lasts:
+    share of one core per thread group between the first snapshot, taken once the producer has run for
+    SKIP_S seconds (start-up and JIT warm-up), and the last one."""
+
+    SKIP_S = 3
+
+    def __init__(self, broker_pid, marker):
+        self.broker_pid, self.marker = broker_pid, marker
+        self.first, self.last = {}, {}
+        self.stop = False
+        import threading
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def producer_pid(self):
+        for d in glob.glob("/proc/[0-9]*"):
+            try:
+                with open(os.path.join(d, "cmdline"), "rb") as f:
+                    cmd = f.read()
+            except OSError:
+                continue
+            if b"ProducerPerformance" in cmd and self.marker.encode() in cmd:
+                return int(os.path.basename(d))
+        return None
+
+    def loop(self):
+        pid = None
+        seen = None
+        while not self.stop:
+            pid = pid or self.producer_pid()
+            seen = seen or (pid and time.time())
+            if pid and time.time() - seen >= self.SKIP_S:
+                snap = (time.time(), {"producer": thread_cpu(pid), "broker": thread_cpu(self.broker_pid)})
+                if snap[1]["producer"]:
+                    self.first = self.first or snap
+                    self.last = snap
+            time.sleep(0.5)
+
+    def result(self):
+        self.stop = True
+        self.thread.join(timeout=5)
+        if not self.first or self.last[0] - self.first[0] < 1:
+            return {}
+        wall = self.last[0] - self.first[0]
+        res = {}
+        for who in ("producer", "broker"):
+            a, b = self.first[1][who], self.last[1][who]
+            shares = {t: (b[t] - a.get(t, 0.0)) / wall for t in b}
+            res[who] = {"wall_s": wall, "total": sum(shares.values()),
+                        "threads": sorted([kv for kv in shares.items() if kv[1] >= 0.02], key=lambda kv: -kv[1])[:6]}
+        return res
+
+
 def jfr_profile(broker, payload, records, props, tag):
-    """JFR execution samples of the broker and of the producer during one run: top frames."""
+    """JFR recordings of the broker and of the producer during one run, analysed by analyze_jfr."""
     jfr_dir = os.path.join(OUT, "profile")
     os.makedirs(jfr_dir, exist_ok=True)
     bfile = os.path.join(jfr_dir, f"{tag}-broker.jfr")
@@ -716,34 +861,54 @@ def jfr_profile(broker, payload, records, props, tag):
     jfr = os.path.join(os.environ["JAVA_HOME"], "bin", "jfr") if os.environ.get("JAVA_HOME") else "jfr"
     subprocess.run([jcmd, str(broker.proc.pid), "JFR.start", "name=bench", "settings=profile"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    perf(broker, f"prof_{tag}".replace("-", "_").replace("+", "_"), records, props, payload,
-         extra_jvm=f"-XX:StartFlightRecording=filename={pfile},settings=profile")
-    subprocess.run([jcmd, str(broker.proc.pid), "JFR.stop", "name=bench", f"filename={bfile}"],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    result = {}
-    for who, fn in (("broker", bfile), ("producer", pfile)):
-        if not os.path.exists(fn):
-            continue
-        p = subprocess.run([jfr, "print", "--events", "jdk.ExecutionSample", "--stack-depth", "64", fn],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        counts = {}
-        total = 0
-        for ev in p.stdout.split("stackTrace = [")[1:]:
-            frames = [re.sub(r"\s+line:.*", "", x.strip()) for x in ev.split("]")[0].splitlines() if x.strip()]
-            frames = [f for f in frames if f != "..."]
-            if not frames:
-                continue
-            total += 1
-            keys = {"top frame: " + frames[0]}
-            for cat, pat in CATEGORIES:
-                if any(re.search(pat, f) for f in frames):
-                    keys.add("in stack: " + cat)
-            for k in keys:
-                counts[k] = counts.get(k, 0) + 1
-        cats = sorted([kv for kv in counts.items() if kv[0].startswith("in stack")], key=lambda kv: -kv[1])
-        tops = sorted([kv for kv in counts.items() if kv[0].startswith("top")], key=lambda kv: -kv[1])[:10]
-        result[who] = (total, cats + tops)
-    return result
+    topic = f"prof_{tag}".replace("-", "_").replace("+", "_")
+    watch = ThreadCpuWatch(broker.proc.pid, topic)
+    try:
+        result = perf(broker, topic, records, props, payload,
+                      extra_jvm=f"-XX:StartFlightRecording=filename={pfile},settings=profile")
+    finally:
+        cpu = watch.result()
+        subprocess.run([jcmd, str(broker.proc.pid), "JFR.stop", "name=bench", f"filename={bfile}"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    data = {who: analyze_jfr(jfr, fn) for who, fn in (("broker", bfile), ("producer", pfile)) if os.path.exists(fn)}
+    for who in data:
+        data[who]["cpu"] = cpu.get(who)
+    data["perf"] = result
+    return data
+
+
+def bench_command(cfg):
+    """The command line that produced a report."""
+    return ("./build.sh bench" + (" --quick" if cfg.quick else "")
+            + (f" --only {cfg.only}" if set(cfg.only.split(",")) != {"1", "2", "3", "4", "5"} else "")
+            + (f" --sla-ms {cfg.sla_arg}" if getattr(cfg, "sla_arg", None) is not None else ""))
+
+
+def profile_markdown(profile):
+    """The report's "Where the time goes" section."""
+    data = dict(profile["data"])
+    run = data.pop("perf", None)
+    L = [f"### Where the time goes: {profile['label']}\n",
+         f"One `{profile['label']}` run with JFR (`settings=profile`) in the producer and the broker"
+         + (f" ({run['records_s']:,.0f} records/s, p99 {run['p99_ms']} ms)" if run else "")
+         + "; recordings in `build/bench/profile/`. CPU per thread is read from `/proc` during the run after "
+         "its first 3 s (share of one core; 2 cores = 200%); in the producer, `main` is the perf tool's only "
+         "sending thread (it serializes and appends records, and closes batches as they fill). The sample tables weight Java samples (every 10 ms) and native "
+         "samples (every 20 ms: JNI code such as the providers' engines, which Java samples never see; JFR takes one "
+         "native sample per period across all threads, so native code is under-counted) of threads that ran code; "
+         "a sample counts once per line it matches, so shares overlap.\n"]
+    for who, a in data.items():
+        cpu = a.get("cpu")
+        L.append(f"**{who}**" + (f": {cpu['total'] * 100:.0f}% CPU over {cpu['wall_s']:.0f} s, by thread: "
+                                  + ", ".join(f"`{t}` {v * 100:.0f}%" for t, v in cpu["threads"]) if cpu else "")
+                 + f" ({a['samples']} samples):\n")
+        L.append(md_table(["share of samples", "where"],
+                          [[f"{c / max(a['total_ms'], 1) * 100:.1f}%", f"`{f}`"] for f, c in a["rows"]]))
+        L.append("")
+        if a["blocked"]:
+            L.append("Blocked entering a monitor (JFR records waits of 20 ms or more): " + "; ".join(
+                f"`{t}` {ms / 1000:.1f} s in `{f}`" for (t, f), ms in a["blocked"]) + ".\n")
+    return "\n".join(L)
 
 
 # ---------------------------------------------------------------------------
@@ -913,7 +1078,7 @@ def report(cfg, info, datasets, impls, t1, t2, t3, t3steps, t4, codec_text, char
     dur = (time.time() - T0) / 60
     L = []
     L.append(f"# Compression benchmarks: Apache Kafka {VERSION} (stock) vs {DIST_VERSION}\n")
-    L.append(f"Produced by `./build.sh bench{' --quick' if cfg.quick else ''}` on {now} "
+    L.append(f"Produced by `{bench_command(cfg)}` on {now} "
              f"(started {started}, {dur:.0f} min).\n")
     if cfg.quick:
         L.append("**Quick run**: smoke check only (one repeat, fewer records and levels). "
@@ -943,15 +1108,8 @@ def report(cfg, info, datasets, impls, t1, t2, t3, t3steps, t4, codec_text, char
 
     L.append("## Targets (issue 8)\n")
     L.append(md_table(["target", "result", "measured"], targets) + "\n")
-    if profile:
-        L.append("### Where the time goes\n")
-        L.append(f"JFR execution samples (top frames) during one `{profile['label']}` run; "
-                 f"recordings in `build/bench/profile/`.\n")
-        for who, (total, top) in profile["data"].items():
-            L.append(f"**{who}** ({total} samples):\n")
-            L.append(md_table(["share of samples", "where"],
-                              [[f"{c / max(total, 1) * 100:.1f}%", f"`{f}`"] for f, c in top]))
-            L.append("")
+    for p in profile or []:
+        L.append(profile_markdown(p))
 
     L.append("## 1. KIP-390: codec x level\n")
     L.append("`batch.size=1048576`, `linger.ms=100`, `acks=1`, unthrottled, "
@@ -1058,7 +1216,7 @@ def report(cfg, info, datasets, impls, t1, t2, t3, t3steps, t4, codec_text, char
     # README section: main table + chart + seeds, with command and date
     S = [f"<!-- generated by bench/bench.py on {now}: goes into README.md's Performance section; "
          f"copy build/bench/*.png to docs/bench/ -->",
-         f"Measured with `./build.sh bench{' --quick' if cfg.quick else ''}` on {now}: {info['cores']} cores "
+         f"Measured with `{bench_command(cfg)}` on {now}: {info['cores']} cores "
          f"({info['cpu']}), {info['jdk'].split(' / ')[0]}; broker and producer on the same host; "
          f"json-records.ndjson, `batch.size=1048576`, `linger.ms=100`; median of {cfg.repeats}.\n"]
     trs = []
@@ -1110,6 +1268,7 @@ def main():
     ap.add_argument("--sla-ms", type=int, default=None)
     ap.add_argument("--codec-text", default=None, help="file with bench/codec output (from bench.sh)")
     cfg = ap.parse_args()
+    cfg.sla_arg = cfg.sla_ms   # as given; cfg.sla_ms may be raised by T3's calibration
     only = set(cfg.only.split(","))
     if cfg.quick:
         cfg.repeats = 1
@@ -1210,13 +1369,18 @@ def main():
         if missed and "1" in only:
             prof_impl = next((i for i in impls if i.provider and i.name in brokers and i.status == "ok"), None) \
                 or next(i for i in impls if i.name == "patched")
-            if prof_impl.name in brokers:
-                progress(f"targets missed: profiling gzip-6 on {prof_impl.name} with JFR")
+            # the provider's run, and stock's beside it for comparison
+            profile = []
+            for impl in [prof_impl] + [i for i in impls if i.name == "stock"]:
+                if impl.name not in brokers:
+                    continue
+                progress(f"targets missed: profiling gzip-6 on {impl.name} with JFR and /proc")
                 try:
-                    data = jfr_profile(brokers[prof_impl.name], JSON, cfg.records,
+                    # long enough that the /proc window, after 3 s of warm-up, covers most of the run
+                    data = jfr_profile(brokers[impl.name], JSON, max(3 * cfg.records, 600_000),
                                        {"batch.size": "1048576", "linger.ms": "100", "compression.type": "gzip",
-                                        "compression.gzip.level": "6"}, prof_impl.name)
-                    profile = {"label": f"{prof_impl.name} gzip-6", "data": data}
+                                        "compression.gzip.level": "6"}, impl.name)
+                    profile.append({"label": f"{impl.name} gzip-6", "data": data})
                 except Exception as e:  # noqa: BLE001
                     progress(f"profile failed: {e}")
     finally:
