@@ -20,6 +20,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import uuid
 import zipfile
@@ -808,7 +809,6 @@ class ThreadCpuWatch:
         self.broker_pid, self.marker = broker_pid, marker
         self.first, self.last = {}, {}
         self.stop = False
-        import threading
         self.thread = threading.Thread(target=self.loop, daemon=True)
         self.thread.start()
 
@@ -881,7 +881,7 @@ def bench_command(cfg):
     """The command line that produced a report."""
     return ("./build.sh bench" + (" --quick" if cfg.quick else "")
             + (f" --only {cfg.only}" if set(cfg.only.split(",")) != {"1", "2", "3", "4", "5"} else "")
-            + (f" --sla-ms {cfg.sla_arg}" if getattr(cfg, "sla_arg", None) is not None else ""))
+            + (f" --sla-ms {cfg.sla_arg}" if cfg.sla_arg is not None else ""))
 
 
 def profile_markdown(profile):
@@ -893,9 +893,10 @@ def profile_markdown(profile):
          + (f" ({run['records_s']:,.0f} records/s, p99 {run['p99_ms']} ms)" if run else "")
          + "; recordings in `build/bench/profile/`. CPU per thread is read from `/proc` during the run after "
          "its first 3 s (share of one core; 2 cores = 200%); in the producer, `main` is the perf tool's only "
-         "sending thread (it serializes and appends records, and closes batches as they fill). The sample tables weight Java samples (every 10 ms) and native "
-         "samples (every 20 ms: JNI code such as the providers' engines, which Java samples never see; JFR takes one "
-         "native sample per period across all threads, so native code is under-counted) of threads that ran code; "
+         "sending thread (it serializes and appends records, and closes batches as they fill). The sample tables "
+         "weight Java samples (every 10 ms) and native samples (every 20 ms: JNI code such as the providers' "
+         "engines, which Java samples never see; JFR takes one native sample per period across all threads, so "
+         "native code is under-counted) of threads that ran code; "
          "a sample counts once per line it matches, so shares overlap.\n"]
     for who, a in data.items():
         cpu = a.get("cpu")

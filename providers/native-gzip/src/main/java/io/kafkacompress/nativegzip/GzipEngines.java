@@ -39,16 +39,13 @@ final class GzipEngines {
 
     private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
 
+    /** Idle compressors per engine setting: ISA-L's level 1, libdeflate's levels 1-9 (index = engine level). */
+    private static final NativeGzip.Pool<Compressor> ISAL_POOL = new NativeGzip.Pool<>(POOL_SIZE);
     @SuppressWarnings("unchecked")
-    private static final NativeGzip.Pool<Compressor>[] POOLS = new NativeGzip.Pool[10];
-    @SuppressWarnings("unchecked")
-    private static final NativeGzip.Pool<Compressor>[] LARGE_POOLS = new NativeGzip.Pool[10];
+    private static final NativeGzip.Pool<Compressor>[] LIBDEFLATE_POOLS = new NativeGzip.Pool[10];
 
     static {
-        for (int level = 1; level <= 9; level++) {
-            POOLS[level] = new NativeGzip.Pool<>(POOL_SIZE);
-            LARGE_POOLS[level] = ENGINE_LEVEL_LARGE[level] == ENGINE_LEVEL[level] ? POOLS[level] : new NativeGzip.Pool<>(POOL_SIZE);
-        }
+        for (int level = 1; level <= 9; level++) LIBDEFLATE_POOLS[level] = new NativeGzip.Pool<>(POOL_SIZE);
     }
 
     private GzipEngines() {
@@ -85,9 +82,7 @@ final class GzipEngines {
             this.engine = engine;
         }
 
-        static Compressor create(int level, int memberLength) {
-            Engine engine = ENGINE[level];
-            int engineLevel = engineLevel(level, memberLength);
+        static Compressor create(Engine engine, int engineLevel) {
             long h = engine == Engine.ISAL ? NativeGzip.isalDeflaterNew(engineLevel) : NativeGzip.ldNew(engineLevel);
             return new Compressor(engine, h);
         }
@@ -118,9 +113,11 @@ final class GzipEngines {
 
     /** Compresses in[off, off+len) as one gzip member at a Kafka level (1..9) and writes it to out. */
     static void compressMember(int level, byte[] in, int off, int len, OutputStream out) throws IOException {
-        NativeGzip.Pool<Compressor> pool = len >= LARGE_MEMBER ? LARGE_POOLS[level] : POOLS[level];
+        Engine engine = ENGINE[level];
+        int engineLevel = engineLevel(level, len);
+        NativeGzip.Pool<Compressor> pool = engine == Engine.ISAL ? ISAL_POOL : LIBDEFLATE_POOLS[engineLevel];
         Compressor c = pool.poll();
-        if (c == null) c = Compressor.create(level, len);
+        if (c == null) c = Compressor.create(engine, engineLevel);
         try {
             c.compress(in, off, len, out);
         } finally {
