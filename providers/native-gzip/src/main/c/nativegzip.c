@@ -27,6 +27,10 @@ static __typeof__(&libdeflate_alloc_compressor) p_ld_alloc;
 static __typeof__(&libdeflate_free_compressor) p_ld_free;
 static __typeof__(&libdeflate_gzip_compress) p_ld_gzip;
 static __typeof__(&libdeflate_gzip_compress_bound) p_ld_bound;
+static __typeof__(&libdeflate_alloc_decompressor) p_ld_dalloc;
+static __typeof__(&libdeflate_free_decompressor) p_ld_dfree;
+static __typeof__(&libdeflate_deflate_decompress_ex) p_ld_inflate;
+static __typeof__(&libdeflate_crc32) p_ld_crc32;
 
 static int loaded = 0;
 
@@ -54,6 +58,10 @@ JNIEXPORT jstring JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_init(JNIEn
     SYM(ld, p_ld_free, "libdeflate_free_compressor");
     SYM(ld, p_ld_gzip, "libdeflate_gzip_compress");
     SYM(ld, p_ld_bound, "libdeflate_gzip_compress_bound");
+    SYM(ld, p_ld_dalloc, "libdeflate_alloc_decompressor");
+    SYM(ld, p_ld_dfree, "libdeflate_free_decompressor");
+    SYM(ld, p_ld_inflate, "libdeflate_deflate_decompress_ex");
+    SYM(ld, p_ld_crc32, "libdeflate_crc32");
     (*env)->ReleaseStringUTFChars(env, isalName, in);
     (*env)->ReleaseStringUTFChars(env, deflateName, dn);
     loaded = 1;
@@ -91,6 +99,38 @@ JNIEXPORT jint JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldGzip(JNIEnv
     (*env)->ReleasePrimitiveArrayCritical(env, out, o, 0);
     (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT);
     return (jint)n;
+}
+
+/* ---------------------------------------------------------------- libdeflate inflate */
+
+JNIEXPORT jlong JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldInflaterNew(JNIEnv *env, jclass cls) {
+    return (jlong)(intptr_t)p_ld_dalloc();
+}
+
+JNIEXPORT void JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldInflaterFree(JNIEnv *env, jclass cls, jlong h) {
+    if (h) p_ld_dfree((struct libdeflate_decompressor *)(intptr_t)h);
+}
+
+/*
+ * Decodes the raw deflate data in[inOff, inOff+inLen) at once into out[outOff, outOff+outLen). Returns 0 only if the deflate
+ * data ends exactly at inLen, decodes to exactly outLen bytes and their CRC-32 is crc (a whole gzip member checked
+ * against its trailer); 1 otherwise (the caller then reads the input with the streaming inflater, which reports
+ * what is wrong); -1000 when the arrays could not be pinned.
+ */
+JNIEXPORT jint JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldInflateMember(JNIEnv *env, jclass cls, jlong h,
+        jbyteArray in, jint inOff, jint inLen, jbyteArray out, jint outOff, jint outLen, jint crc) {
+    jbyte *i = (*env)->GetPrimitiveArrayCritical(env, in, NULL);
+    if (!i) return -1000;
+    jbyte *o = (*env)->GetPrimitiveArrayCritical(env, out, NULL);
+    if (!o) { (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT); return -1000; }
+    size_t used = 0, produced = 0;
+    enum libdeflate_result rc = p_ld_inflate((struct libdeflate_decompressor *)(intptr_t)h, i + inOff, (size_t)inLen,
+        o + outOff, (size_t)outLen, &used, &produced);
+    jint result = rc == LIBDEFLATE_SUCCESS && used == (size_t)inLen && produced == (size_t)outLen
+        && p_ld_crc32(0, o + outOff, produced) == (uint32_t)crc ? 0 : 1;
+    (*env)->ReleasePrimitiveArrayCritical(env, out, o, 0);
+    (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT);
+    return result;
 }
 
 /* ---------------------------------------------------------------- ISA-L deflate */

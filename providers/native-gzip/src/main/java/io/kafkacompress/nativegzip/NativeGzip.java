@@ -80,6 +80,13 @@ final class NativeGzip {
 
     static native int ldGzip(long handle, byte[] in, int inOff, int inLen, byte[] out, int outOff, int outLen);
 
+    static native long ldInflaterNew();
+
+    static native void ldInflaterFree(long handle);
+
+    static native int ldInflateMember(long handle, byte[] in, int inOff, int inLen, byte[] out, int outOff, int outLen,
+                                      int crc);
+
     static native long isalDeflaterNew(int level);
 
     static native void isalDeflaterFree(long handle);

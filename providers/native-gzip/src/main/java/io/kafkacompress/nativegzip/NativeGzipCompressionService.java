@@ -57,6 +57,7 @@ public class NativeGzipCompressionService implements CompressionService {
     @Override
     public String toString() {
         return "native gzip (JNI: ISA-L " + NativeGzip.ISAL_LIBRARY + " at level 1, libdeflate "
-            + NativeGzip.LIBDEFLATE_LIBRARY + " at levels 2-9, ISA-L inflate)";
+            + NativeGzip.LIBDEFLATE_LIBRARY + " at levels 2-9; libdeflate inflate for single members, ISA-L inflate"
+            + " for the rest)";
     }
 }

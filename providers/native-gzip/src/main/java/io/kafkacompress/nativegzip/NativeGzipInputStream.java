@@ -15,8 +15,14 @@ import java.util.zip.CRC32;
 import java.util.zip.ZipException;
 
 /**
- * Reads gzip with ISA-L's inflate, 64 KiB of output per native call (or straight into the caller's array when a
- * read asks for at least 16 KiB).
+ * Reads gzip. The common case, one member with nothing after it (what a Kafka writer produces for a batch of up to
+ * 8 MiB), is decoded at once by libdeflate, the fastest inflater here on whole buffers, at the first read: straight
+ * into the caller's array if the read has room for the whole member (the provider framework reads a batch into one
+ * array), else into a pooled array that reads copy from if the member holds at most 1 MiB. Anything else, and
+ * anything libdeflate or the trailer check does not accept, is read with ISA-L's inflate, 64 KiB of output per
+ * native call (or straight into the caller's array when a read asks for at least 16 KiB). (When libdeflate gives up
+ * on a read straight into the caller's array, that array past the bytes the read returns may hold some of its
+ * output.)
  * <p>
  * The gzip framing (header, trailer, concatenated members, what follows the last member) is handled here, in
  * Java, with the same rules as {@link java.util.zip.GZIPInputStream}, which Kafka's built-in gzip codec uses: the
@@ -31,8 +37,14 @@ final class NativeGzipInputStream extends InputStream {
     static final int DIRECT_READ = 16 * 1024;
     private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
     private static final NativeGzip.Pool<Inflater> POOL = new NativeGzip.Pool<>(POOL_SIZE);
-    /** Output chunks for callers that give no BufferProvider; given back on close. */
-    private static final ArrayBlockingQueue<byte[]> CHUNKS = new ArrayBlockingQueue<>(POOL_SIZE);
+    /** Members decoded at once into a pooled array hold at most this many bytes, see the class comment. */
+    static final int WHOLE_MEMBER_MAX = 1024 * 1024;
+    private static final NativeGzip.Pool<WholeInflater> WHOLE_POOL = new NativeGzip.Pool<>(POOL_SIZE);
+    /**
+     * Output arrays (whole members, and chunks for callers that give no BufferProvider), 64 KiB to
+     * {@link #WHOLE_MEMBER_MAX}; given back on close.
+     */
+    private static final ArrayBlockingQueue<byte[]> BUFFERS = new ArrayBlockingQueue<>(POOL_SIZE);
 
     /**
      * GZIPInputStream before JDK 23 looks for another member only when more than 18 bytes follow a trailer; from
@@ -58,12 +70,26 @@ final class NativeGzipInputStream extends InputStream {
         }
     }
 
+    static final class WholeInflater extends NativeGzip.NativeHandle {
+        private WholeInflater(long handle) {
+            super(handle, () -> NativeGzip.ldInflaterFree(handle));
+        }
+
+        static WholeInflater acquire() {
+            WholeInflater i = WHOLE_POOL.poll();
+            return i != null ? i : new WholeInflater(NativeGzip.ldInflaterNew());
+        }
+    }
+
     private final byte[] in;
     private int inPos;
     private final int inEnd;
     private final BufferProvider bufferProvider;
     private ByteBuffer borrowed;
-    private boolean pooledChunk;
+    private boolean pooledOut;
+    /** The size of the single member that has not been tried at once yet; -1 when there is none (any more). */
+    private long pendingWholeSize;
+    private boolean wholeMember;
     private byte[] out;
     private int outPos;
     private int outLim;
@@ -89,6 +115,12 @@ final class NativeGzipInputStream extends InputStream {
         }
         this.bufferProvider = bufferProvider;
         inPos = readHeader(inPos);
+        pendingWholeSize = wholeMemberSize();
+        if (pendingWholeSize < 0) startStreaming();
+    }
+
+    /** Acquires the streaming inflater and its output chunk. */
+    private void startStreaming() {
         inflater = Inflater.acquire();
         ByteBuffer b = bufferProvider == null ? null : bufferProvider.get(OUTPUT_CHUNK);
         if (b != null && b.hasArray() && b.arrayOffset() == 0 && b.array().length >= OUTPUT_CHUNK) {
@@ -96,10 +128,59 @@ final class NativeGzipInputStream extends InputStream {
             out = b.array();
         } else {
             if (b != null) bufferProvider.release(b);
-            byte[] chunk = CHUNKS.poll();
-            out = chunk != null ? chunk : new byte[OUTPUT_CHUNK];
-            pooledChunk = true;
+            out = takeBuffer(OUTPUT_CHUNK);
+            pooledOut = true;
         }
+    }
+
+    /** What the trailer at the end of the input says the member holds; -1 if there is no room for a trailer. */
+    private long wholeMemberSize() throws IOException {
+        if (inEnd - inPos - 8 <= 0) return -1;
+        return Math.min(uint(inEnd - 4), Integer.MAX_VALUE - 8);
+    }
+
+    /**
+     * Decodes the pending member with libdeflate into dst[off, off + its size), if the input is that single member
+     * with nothing after it: the deflate data ends at the trailer and decodes to the trailer's size and CRC-32.
+     * Otherwise starts the streaming inflater, having consumed nothing, and returns false.
+     */
+    private boolean decodeWhole(byte[] dst, int off) throws IOException {
+        int size = (int) pendingWholeSize;
+        pendingWholeSize = -1;
+        WholeInflater inflater = WholeInflater.acquire();
+        int rc;
+        try {
+            rc = NativeGzip.ldInflateMember(inflater.handle, in, inPos, inEnd - inPos - 8, dst, off, size,
+                (int) uint(inEnd - 8));
+        } finally {
+            WHOLE_POOL.release(inflater);
+        }
+        if (rc != 0) {
+            streamInstead();
+            return false;
+        }
+        inPos = inEnd;
+        eof = true;
+        wholeMember = true;
+        return true;
+    }
+
+    private void streamInstead() {
+        pendingWholeSize = -1;
+        startStreaming();
+    }
+
+    /** An output array of at least {@code min} bytes (and at least a chunk), from the pool if it has one. */
+    private static byte[] takeBuffer(int min) {
+        byte[] b = BUFFERS.poll();
+        if (b != null && b.length >= min) return b;
+        if (b != null) BUFFERS.offer(b);
+        return new byte[Math.max(OUTPUT_CHUNK, (min + OUTPUT_CHUNK - 1) & -OUTPUT_CHUNK)];
+    }
+
+    /** Whether the input was decoded at once by libdeflate, once read (for tests). */
+    boolean decodedWholeMember() {
+        return wholeMember;
     }
 
     /** GZIPInputStream.readHeader's rules; returns the position after the header. */
@@ -157,8 +238,12 @@ final class NativeGzipInputStream extends InputStream {
         if ((off | len | (b.length - (len + off)) | (off + len)) < 0) throw new IndexOutOfBoundsException();
         if (len == 0) return 0;
         if (outPos == outLim) {
-            // a big read (the framework reading a whole batch) is inflated in place, without the chunk's copy
-            if (len >= DIRECT_READ) return inflate(b, off, len);
+            // a read with room for the whole member (the framework reading a batch) is decoded in place
+            long size = pendingWholeSize;
+            if (size >= 0 && len >= size && decodeWhole(b, off)) return size > 0 ? (int) size : -1;
+            if (pendingWholeSize > WHOLE_MEMBER_MAX) streamInstead();
+            // a big read is inflated in place, without the chunk's copy
+            if (len >= DIRECT_READ && pendingWholeSize < 0) return inflate(b, off, len);
             if (!fill()) return -1;
         }
         int n = Math.min(len, outLim - outPos);
@@ -188,6 +273,20 @@ final class NativeGzipInputStream extends InputStream {
 
     /** Decodes the next chunk; false at the end of the gzip stream. */
     private boolean fill() throws IOException {
+        if (pendingWholeSize > WHOLE_MEMBER_MAX) streamInstead();
+        if (pendingWholeSize >= 0) {
+            int size = (int) pendingWholeSize;
+            byte[] buffer = takeBuffer(size);
+            if (decodeWhole(buffer, 0)) {
+                out = buffer;
+                pooledOut = true;
+                outPos = 0;
+                outLim = size;
+                return size > 0;
+            }
+            BUFFERS.offer(buffer);
+        }
+        if (eof) return false;
         int n = inflate(out, 0, out.length);
         if (n < 0) return false;
         outPos = 0;
@@ -270,7 +369,7 @@ final class NativeGzipInputStream extends InputStream {
             bufferProvider.release(borrowed);
             borrowed = null;
         }
-        if (pooledChunk) CHUNKS.offer(out);
+        if (pooledOut) BUFFERS.offer(out);
         out = null;
     }
 

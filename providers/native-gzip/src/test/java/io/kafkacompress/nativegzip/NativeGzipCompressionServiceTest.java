@@ -354,18 +354,81 @@ public class NativeGzipCompressionServiceTest {
                 back.add(buffer);
             }
         };
-        byte[] data = real(500_000);
+        // over the whole-member limit: read by the streaming inflater, into one chunk from the provider
+        byte[] data = real(NativeGzipInputStream.WHOLE_MEMBER_MAX + 500_000);
         try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(builtInCompress(data, 6)), provider)) {
             assertArrayEquals(data, in.readAllBytes());
         }
         assertEquals(out, back);
         assertEquals(1, out.size());
-        // a direct input buffer
-        ByteBuffer direct = ByteBuffer.allocateDirect(200_000);
-        byte[] gz = builtInCompress(data, 6);
-        direct.put(gz).flip();
-        try (InputStream in = SERVICE.decompressedInputStream(direct, provider)) {
-            assertArrayEquals(data, in.readAllBytes());
+        // a direct input buffer, on both paths
+        for (byte[] d : new byte[][] {data, real(500_000)}) {
+            byte[] gz = builtInCompress(d, 6);
+            ByteBuffer direct = ByteBuffer.allocateDirect(gz.length);
+            direct.put(gz).flip();
+            try (InputStream in = SERVICE.decompressedInputStream(direct, provider)) {
+                assertArrayEquals(d, in.readAllBytes());
+            }
+        }
+    }
+
+    @Test
+    void singleMembersUpToTheLimitAreDecodedAtOnce() throws IOException {
+        int max = NativeGzipInputStream.WHOLE_MEMBER_MAX;
+        for (int size : new int[] {0, 1, 16 * 1024, 100_000, max}) {
+            byte[] data = real(size);
+            assertDecodedWhole(true, providerCompress(SERVICE, data, 6), data, "provider's member of " + size + " B");
+            assertDecodedWhole(true, builtInCompress(data, 1), data, "built-in member of " + size + " B");
+            assertDecodedWhole(true, builtInCompress(random(size, size), 9), random(size, size), "random " + size + " B");
+        }
+        // over the limit: at once only when a read has room for it all
+        for (int size : new int[] {max + 1, 5 * max}) {
+            byte[] data = real(size);
+            assertDecodedWhole(false, true, builtInCompress(data, 6), data, size + " B");
+        }
+        byte[] member = builtInCompress(real(50_000), 6);
+        assertDecodedWhole(false, concat(member, member), concat(real(50_000), real(50_000)), "two members");
+        for (int n : new int[] {1, 8, 19}) {
+            assertDecodedWhole(false, concat(member, new byte[n]), real(50_000), n + " zero bytes after the member");
+        }
+        // a trailer that lies about the size or the CRC-32: left to the streaming inflater, which fails as built-in
+        for (int at : new int[] {member.length - 1, member.length - 4, member.length - 5, member.length - 8}) {
+            byte[] lie = member.clone();
+            lie[at] ^= 0x01;
+            assertEquals("failed", outcome(false, lie), "built-in, trailer byte " + at);
+            assertEquals("failed", outcome(true, lie), "trailer byte " + at);
+        }
+    }
+
+    private static void assertDecodedWhole(boolean whole, byte[] gz, byte[] expected, String what) throws IOException {
+        assertDecodedWhole(whole, whole, gz, expected, what);
+    }
+
+    /** Reads gz with small reads (into a pooled array), with one big read (in place) and byte by byte. */
+    private static void assertDecodedWhole(boolean wholeBySmallReads, boolean whole, byte[] gz, byte[] expected,
+                                           String what) throws IOException {
+        assertArrayEquals(expected, builtInDecompress(gz), "built-in, " + what);
+        try (NativeGzipInputStream in = (NativeGzipInputStream) SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
+            assertArrayEquals(expected, in.readAllBytes(), what);
+            assertEquals(wholeBySmallReads, in.decodedWholeMember(), what);
+        }
+        try (NativeGzipInputStream in = (NativeGzipInputStream) SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
+            byte[] room = new byte[expected.length + 100];
+            // decoded at once: one read returns it all; else reads may return less (a member at a time)
+            int n = whole ? in.read(room, 7, room.length - 7) : in.readNBytes(room, 7, room.length - 7);
+            assertEquals(expected.length == 0 ? -1 : expected.length, n, what + ", one big read");
+            assertArrayEquals(expected, Arrays.copyOfRange(room, 7, 7 + Math.max(n, 0)), what + ", one big read");
+            assertEquals(-1, in.read(room, 0, room.length), what + ", after one big read");
+            assertEquals(-1, in.read(), what + ", after one big read");
+            assertEquals(whole, in.decodedWholeMember(), what + ", one big read");
+        }
+        if (expected.length <= 100_000) {
+            try (NativeGzipInputStream in = (NativeGzipInputStream) SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
+                ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+                for (int b = in.read(); b >= 0; b = in.read()) bytes.write(b);
+                assertArrayEquals(expected, bytes.toByteArray(), what + ", byte by byte");
+                assertEquals(wholeBySmallReads, in.decodedWholeMember(), what + ", byte by byte");
+            }
         }
     }
 
@@ -423,6 +486,11 @@ public class NativeGzipCompressionServiceTest {
                 throw new AssertionError("corrupt input read");
             } catch (IOException expected) {
                 // expected
+            }
+        }
+        if (i % 10 == 3) {   // two members: the streaming inflater
+            try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(concat(gz, gz)), null)) {
+                if (in.readAllBytes().length != 2 * batch.length) throw new AssertionError();
             }
         }
         if (i % 10 == 5) {   // a stream abandoned half-way, closed
