@@ -5,12 +5,12 @@
 
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.compress.CompressionProviders;
 import org.apache.kafka.common.compress.CompressionService;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
 
-import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -24,10 +24,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 /**
- * In-process gzip codec benchmark: providers against Kafka's built-in GzipCompression, in the same JVM.
+ * In-process gzip codec benchmark: providers, through the KIP-1121 framework as Kafka uses them, against Kafka's
+ * built-in GzipCompression, in the same JVM.
  * Batches are whole records of the data file (16 KiB and 1 MiB), each compressed separately as Kafka does;
  * for each level: warm-up passes, then the median of timed passes over all batches.
  *
@@ -63,37 +63,35 @@ public class CodecBench {
         }
     }
 
+    /** A provider the way Kafka uses it: through the KIP-1121 framework (CompressionProviders.withProvider). */
     static final class Provider implements Codec {
         final CompressionService service;
-        // what the framework hands providers: Kafka's caching BufferSupplier behind the BufferProvider interface
         final BufferSupplier supplier = BufferSupplier.create();
-        final CompressionService.BufferProvider buffers = new CompressionService.BufferProvider() {
-            @Override
-            public ByteBuffer get(int capacity) {
-                return supplier.get(capacity);
-            }
-
-            @Override
-            public void release(ByteBuffer buffer) {
-                supplier.release(buffer);
-            }
-        };
+        final Compression[] byLevel = new Compression[10];   // as a producer holds its Compression
+        final Compression forDecompression;
 
         Provider(CompressionService service) {
             this.service = service;
+            for (int level = 1; level <= 9; level++)
+                byLevel[level] = CompressionProviders.withProvider(Compression.gzip().level(level).build(), service);
+            forDecompression = CompressionProviders.withProvider(Compression.gzip().build(), service);
         }
 
         public byte[] compress(byte[] batch, int level) throws IOException {
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream(batch.length / 2 + 64);
-            // the framework puts a 16 KiB buffer in front of provider streams
-            try (OutputStream out = new BufferedOutputStream(service.compressedOutputStream(bytes, Optional.of(level)), 16 * 1024)) {
+            Compression compression = byLevel[level];
+            ByteBufferOutputStream buf = new ByteBufferOutputStream(batch.length / 2 + 64);
+            try (OutputStream out = compression.wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
                 out.write(batch);
             }
-            return bytes.toByteArray();
+            ByteBuffer b = buf.buffer();
+            b.flip();
+            byte[] r = new byte[b.remaining()];
+            b.get(r);
+            return r;
         }
 
         public int decompress(byte[] gz, byte[] sink) throws IOException {
-            try (InputStream in = service.decompressedInputStream(ByteBuffer.wrap(gz), buffers)) {
+            try (InputStream in = forDecompression.wrapForInput(ByteBuffer.wrap(gz), RecordBatch.CURRENT_MAGIC_VALUE, supplier)) {
                 return drain(in, sink);
             }
         }
