@@ -5,6 +5,7 @@ Fails if any system test fails; skipped (with the reason) only when no container
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -25,6 +26,19 @@ def engine_problem():
     if shutil.which("podman") and os.geteuid() == 0:
         return None
     return "no Docker engine answers and rootful podman is not available"
+
+
+def test_cluster_ids_are_never_read_as_options():
+    """The system tests' cluster ids go to kafka-storage.sh format -t: one starting with '-' (1 in 64 of random ones)
+    would be taken for an option and the brokers would not start."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    try:
+        from kafkacompress_systest.services.kafka import KafkaService
+    finally:
+        sys.path.pop(0)
+    ids = [KafkaService.random_cluster_id() for _ in range(20000)]
+    assert all(len(i) == 22 and not i.startswith("-") for i in ids)
+    assert len(set(ids)) == len(ids)
 
 
 def test_system_tests_pass():

@@ -33,7 +33,16 @@ class KafkaService(Service):
         self.node_props = {}          # node idx (1-based) -> extra properties for that node only
         self.heap_mb = heap_mb
         self.start_timeout = start_timeout
-        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        self.cluster_id = self.random_cluster_id()
+
+    @staticmethod
+    def random_cluster_id():
+        """A random cluster id as kafka-storage.sh random-uuid makes them: base64url of a random UUID, never starting
+        with '-' (Kafka's Uuid.randomUuid rule: kafka-storage.sh format -t would read such an id as an option)."""
+        while True:
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            if not cluster_id.startswith("-"):
+                return cluster_id
 
     # ---------------------------------------------------------------- config
     def bootstrap_servers(self, exclude=()):
