@@ -27,7 +27,9 @@ import zipfile
 
 ROOT = os.environ.get("KC_ROOT") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("KC_BUILD") or os.path.join(ROOT, "build")
-DIST = os.environ.get("KC_DIST") or glob.glob(os.path.join(BUILD, "dist", "kafka_*"))[0]
+# the distribution's directory, not its .tgz beside it
+DIST = os.environ.get("KC_DIST") or sorted(d for d in glob.glob(os.path.join(BUILD, "dist", "kafka_*"))
+                                           if os.path.isdir(d))[0]
 UPSTREAM = os.environ.get("KC_UPSTREAM") or os.path.join(BUILD, "upstream")
 VERSION = os.environ.get("KC_KAFKA_VERSION", "4.3.1")
 DIST_VERSION = os.environ.get("KC_DIST_VERSION", VERSION + "-compress.1")
