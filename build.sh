@@ -26,8 +26,12 @@ MODULES=(kafka-clients:clients kafka-server-common:server-common kafka-storage:s
 
 log() { printf '[build.sh] %s\n' "$*" >&2; }
 die() { printf '[build.sh] ERROR: %s\n' "$*" >&2; exit 1; }
-# batch mode and no colours: plain text in logs and CI output (no ESC[0m garbage)
-mvn_q() { (cd "$ROOT" && mvn -q -B -Dstyle.color=never "$@"); }
+# batch mode and no colours: plain text in logs and CI output. Debian's Maven 3.8.7
+# prints ESC[0m codes even so, which the filter removes.
+mvn_q() {
+    (cd "$ROOT" && set -o pipefail && mvn -q -B -Dstyle.color=never "$@" 2>&1 \
+        | sed -u -e 's/\x1b\[[0-9;]*m//g' -e '/^$/d' >&2)
+}
 
 elapsed() { # seconds since $1 (a $SECONDS value), as "42 s" or "3 min 05 s"
     local s=$((SECONDS - $1))
@@ -175,11 +179,14 @@ require_system() {
     local t0=$SECONDS aptlog
     aptlog="$(mktemp "${TMPDIR:-/tmp}/build.sh-apt.XXXXXX")"
     log "installing missing system packages: ${sudo[*]}${sudo:+ }apt-get install -y --no-install-recommends $need"
+    # slim Debian images (Docker's -slim, mmdebstrap minbase with docs excluded) lack
+    # /usr/share/man/man1, where the JDK's postinst links its man pages: it fails without it
+    [[ -d /usr/share/man/man1 ]] || "${sudo[@]}" mkdir -p /usr/share/man/man1
     if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >"$aptlog" 2>&1 \
        || ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $need >>"$aptlog" 2>&1; then
-        tail -20 "$aptlog" | sed 's/^/    apt-get: /' >&2
-        rm -f "$aptlog"
-        die "apt-get failed (output above); run it yourself: ${sudo[*]}${sudo:+ }$line"
+        grep -E '^(E:|dpkg: error|update-alternatives: error)' "$aptlog" | head -10 | sed 's/^/    apt-get: /' >&2
+        tail -15 "$aptlog" | sed 's/^/    apt-get: /' >&2
+        die "apt-get failed (output above, all of it in $aptlog); run it yourself: ${sudo[*]}${sudo:+ }$line"
     fi
     # apt's own list of what it set up, packages pulled in as dependencies included
     log "installed: $(sed -n 's/^Setting up \([^ ]*\) .*/\1/p' "$aptlog" | sed 's/:[a-z0-9]*$//' | sort | tr '\n' ' ')"
