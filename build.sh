@@ -660,4 +660,5 @@ main() {
     esac
 }
 
-main "$@"
+# sourced (tests/project/test_setup.py) only defines the functions
+[[ "${BASH_SOURCE[0]}" != "$0" ]] || main "$@"
