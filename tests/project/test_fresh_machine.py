@@ -1,7 +1,7 @@
 """The fresh-machine path: in a fresh Debian 12 (bookworm) and Debian 13 (trixie)
 container, made offline with mmdebstrap by docker/engine.sh, with nothing but the
-repository (git archive of the checkout's tracked files, uncommitted changes
-included; no build/, no kafka/) and ../shared copied in, tests/project/fresh_machine.sh
+repository (a git clone of the checkout, at a commit of its tracked files with
+uncommitted changes included; no build/, no kafka/) and ../shared copied in, tests/project/fresh_machine.sh
 checks that `./build.sh run` without root stops with the apt-get line, that
 `./build.sh run` as root sets everything up and serves a produce and a consume,
 and that `./build.sh test --quick` passes.
@@ -57,10 +57,10 @@ def engine_env(name):
 def source(tmp_path_factory):
     """The repository's tracked files as the checkout has them, and ../shared, in a directory of their own."""
     top = tmp_path_factory.mktemp("fresh")
-    rev = run(["git", "stash", "create"], cwd=ROOT).stdout.strip() or "HEAD"
-    archive = subprocess.run(["git", "archive", "--format=tar", "--prefix=repo/", rev], cwd=ROOT,
-                             capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(top)], input=archive, check=True)
+    # a clone (the project tests need a git checkout), at a commit of the working tree's tracked files
+    rev = run(["git", "stash", "create"], cwd=ROOT).stdout.strip() or run(["git", "rev-parse", "HEAD"], cwd=ROOT).stdout.strip()
+    run(["git", "clone", "-q", "--no-hardlinks", "--no-checkout", str(ROOT), str(top / "repo")])
+    run(["git", "-C", str(top / "repo"), "checkout", "-q", "--detach", rev])
     shutil.copytree(ROOT.parent / "shared", top / "shared", symlinks=True)
     assert not (top / "repo" / "build").exists() and not (top / "repo" / "kafka").exists()
     # readable by the unprivileged user the script tries first
