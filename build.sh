@@ -26,7 +26,24 @@ MODULES=(kafka-clients:clients kafka-server-common:server-common kafka-storage:s
 
 log() { printf '[build.sh] %s\n' "$*" >&2; }
 die() { printf '[build.sh] ERROR: %s\n' "$*" >&2; exit 1; }
-mvn_q() { (cd "$ROOT" && mvn -q "$@"); }
+# batch mode and no colours: plain text in logs and CI output. Debian's Maven 3.8.7
+# prints ESC[0m codes even so, which the filter removes.
+mvn_q() {
+    (cd "$ROOT" && set -o pipefail && mvn -q -B -Dstyle.color=never "$@" 2>&1 \
+        | sed -u -e 's/\x1b\[[0-9;]*m//g' -e '/^$/d' >&2)
+}
+
+elapsed() { # seconds since $1 (a $SECONDS value), as "42 s" or "3 min 05 s"
+    local s=$((SECONDS - $1))
+    if ((s < 60)); then echo "$s s"; else printf '%d min %02d s' $((s / 60)) $((s % 60)); fi
+}
+# timed WHAT COMMAND...: says what a long step does, runs it, says how long it took
+timed() {
+    local what="$1" t0=$SECONDS; shift
+    log "$what ..."
+    "$@"
+    log "$what: done in $(elapsed "$t0")"
+}
 
 usage() {
     cat <<EOF
@@ -40,8 +57,12 @@ Subcommands:
                    compile the patched jars and providers, assemble build/dist/
   run [--dir D]    build if needed, then start a single-node KRaft broker on
                    127.0.0.1:9092 in the foreground (data under build/run/, or D)
-  test [--quick]   build, then run the project's tests and upstream's test gate
-                   (--quick: project tests only)
+  test             build, then upstream's test gate and every project test
+                   except the fresh-machine test
+  test --quick     build, then the project tests that need no container engine
+                   (tests/project without the "container" and "fresh" marks; no gate)
+  test --full      everything: test, plus the fresh-machine test (tests/project
+                   /test_fresh_machine.py: Debian 12 and 13 containers from scratch)
   gate             run only upstream's test gate against the patched jars
   image            build the broker image and the test-node image (docker or podman)
   systest [TEST..] run the ducktape system tests on containers of the test-node image
@@ -52,8 +73,162 @@ Subcommands:
   clean            remove build/ (kafka/ is kept; remove it by hand to re-materialize)
   -h, --help       this help
 
+Set-up: on Debian 12/13 each subcommand first installs the system packages it
+needs (apt-get, as root or with passwordless sudo; otherwise it prints the
+apt-get line to run and stops). Python tools (pytest, ducktape, ...) go into
+build/venv from requirements.txt.
+
 Environment: JAVA_HOME selects the JDK (17 or newer); MAVEN_OPTS is passed to Maven.
 EOF
+}
+
+# ---------------------------------------------------------------------------
+# system packages: the one list of what the subcommands need from the system
+# (Debian 12 bookworm and 13 trixie package names). Each subcommand checks its
+# groups first, installs what is missing with apt-get as root or with
+# passwordless sudo, and otherwise stops before doing anything else, printing
+# the one apt-get line to run.
+#
+#   group   who needs it
+#   build   every subcommand that builds (all but clean and help)
+#   python  test, gate, systest, bench: the virtual environment build/venv
+#   engine  test (without --quick), image, systest: rootful podman, when no Docker engine answers
+#   ssh     test (without --quick), systest: per-run keys and logins of the test-node containers
+#
+# A package counts as present when dpkg has it installed, or when its probe (third
+# column) succeeds, e.g. a JDK 17+ that is not Debian's.
+system_packages() {
+    cat <<'LIST'
+# package                 group   probe        what for
+default-jdk-headless      build   jdk17        javac, jar, java 17+ (bookworm: 17, trixie: 21)
+maven                     build   cmd:mvn      builds the patched modules and the providers
+git                       build   cmd:git      kafka/ is a git repository: pristine upstream + git am of the series
+unzip                     build   cmd:unzip    unpacks the upstream source artifacts
+gcc                       build   cmd:gcc      compiles native-gzip's JNI glue (and psutil, for ducktape)
+libc6-dev                 build   -            C library headers for that
+libisal-dev               build   -            ISA-L headers (native-gzip; pulls in libisal2)
+libdeflate-dev            build   -            libdeflate headers (native-gzip; pulls in libdeflate0)
+python3-venv              python  venv         python3 and its venv module, for build/venv
+python3-dev               python  pyheaders    Python.h: psutil, which ducktape pins, builds from source
+podman                    engine  -            container engine for the images and their tests (no Docker engine here)
+buildah                   engine  -            podman's image builder
+runc                      engine  -            the OCI runtime docker/containers.conf selects (crun fails on hybrid cgroups)
+mmdebstrap                engine  -            builds the Debian base images offline when no registry answers
+uidmap                    engine  -            newuidmap/newgidmap, which podman expects
+slirp4netns               engine  -            podman's user-mode networking
+containernetworking-plugins                      engine -  podman 4's CNI bridge networks
+golang-github-containernetworking-plugin-dnsname engine -  DNS between containers on a project network
+iptables                  engine  -            port mapping and NAT of the CNI bridge
+openssh-client            ssh     cmd:ssh-keygen  ssh-keygen/ssh: per-run keys and logins of the test-node containers
+LIST
+}
+
+# probe NAME: true when what the package provides is present some other way
+probe() {
+    case "$1" in
+        -) return 1 ;;
+        cmd:*) command -v "${1#cmd:}" >/dev/null 2>&1 ;;
+        jdk17)
+            local javac="javac"
+            [[ -n "${JAVA_HOME:-}" ]] && javac="$JAVA_HOME/bin/javac"
+            local v
+            v="$("$javac" -version 2>&1 | sed -n 's/^javac \([0-9]*\).*/\1/p')" || return 1
+            [[ -n "$v" && "$v" -ge 17 ]] && command -v jar >/dev/null 2>&1 ;;
+        venv) python3 -c 'import venv, ensurepip' >/dev/null 2>&1 ;;
+        pyheaders)
+            local inc
+            inc="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)" \
+                && [[ -f "$inc/Python.h" ]] ;;
+        *) return 1 ;;
+    esac
+}
+
+# missing_packages GROUP...: the packages of those groups that are not present
+missing_packages() {
+    local groups=" $* " pkg group pr _
+    while read -r pkg group pr _; do
+        [[ -z "$pkg" || "$pkg" == \#* ]] && continue
+        [[ "$groups" == *" $group "* ]] || continue
+        if command -v dpkg-query >/dev/null 2>&1 && \
+           [[ "$(dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null)" == "install ok installed" ]]; then
+            continue
+        fi
+        probe "$pr" && continue
+        echo "$pkg"
+    done < <(system_packages)
+}
+
+# require_system GROUP...: check, install what is missing, or stop with the apt-get line
+require_system() {
+    local need
+    need="$(missing_packages "$@" | tr '\n' ' ')"
+    need="${need% }"
+    [[ -z "$need" ]] && return 0
+    local line="apt-get update && apt-get install -y --no-install-recommends $need"
+    local sudo=()
+    if [[ $EUID != 0 ]]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            sudo=(sudo -n)
+        else
+            die "missing system packages; as root, run:
+    $line
+(then run this command again)"
+        fi
+    fi
+    command -v apt-get >/dev/null 2>&1 || die "missing system packages (Debian names): $need; this is not a Debian system: install their equivalents"
+    local t0=$SECONDS aptlog
+    aptlog="$(mktemp "${TMPDIR:-/tmp}/build.sh-apt.XXXXXX")"
+    log "installing missing system packages: ${sudo[*]}${sudo:+ }apt-get install -y --no-install-recommends $need"
+    # slim Debian images (Docker's -slim, mmdebstrap minbase with docs excluded) lack
+    # /usr/share/man/man1, where the JDK's postinst links its man pages: it fails without it
+    [[ -d /usr/share/man/man1 ]] || "${sudo[@]}" mkdir -p /usr/share/man/man1
+    if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >"$aptlog" 2>&1 \
+       || ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $need >>"$aptlog" 2>&1; then
+        grep -E '^(E:|dpkg: error|update-alternatives: error)' "$aptlog" | head -10 | sed 's/^/    apt-get: /' >&2
+        tail -15 "$aptlog" | sed 's/^/    apt-get: /' >&2
+        die "apt-get failed (output above, all of it in $aptlog); run it yourself: ${sudo[*]}${sudo:+ }$line"
+    fi
+    # apt's own list of what it set up, packages pulled in as dependencies included
+    log "installed: $(sed -n 's/^Setting up \([^ ]*\) .*/\1/p' "$aptlog" | sed 's/:[a-z0-9]*$//' | sort | tr '\n' ' ')"
+    rm -f "$aptlog"
+    log "system packages installed in $(elapsed "$t0")"
+    local left
+    left="$(missing_packages "$@" | tr '\n' ' ')"
+    [[ -z "${left// }" ]] || die "still missing after apt-get: $left"
+}
+
+# ---------------------------------------------------------------------------
+# Python tools: a virtual environment under build/ from the pinned requirements.txt
+# (nothing goes into the system Python). Re-created only when requirements.txt or
+# the interpreter changes.
+
+VENV="$BUILD/venv"
+
+venv_stamp() { { cat "$ROOT/requirements.txt"; command -v python3; python3 --version; } 2>&1 | sha256sum | cut -c1-16; }
+
+ensure_venv() {
+    local stamp
+    stamp="$(venv_stamp)"
+    if [[ ! -f "$VENV/.kc-stamp" || "$(cat "$VENV/.kc-stamp")" != "$stamp" ]]; then
+        rm -rf "$VENV"
+        mkdir -p "$BUILD"
+        timed "creating build/venv with $(python3 --version 2>&1) and installing requirements.txt with pip" \
+            venv_install
+        echo "$stamp" > "$VENV/.kc-stamp"
+    fi
+    # the venv's python3, pytest and ducktape come first for everything this run starts
+    export VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
+}
+
+venv_install() {
+    python3 -m venv "$VENV" || die "python3 -m venv failed"
+    local piplog="$BUILD/venv.log"
+    if ! "$VENV/bin/python3" -m pip install --disable-pip-version-check --no-input -q \
+            -r "$ROOT/requirements.txt" >"$piplog" 2>&1; then
+        tail -25 "$piplog" | sed 's/^/    pip: /' >&2
+        rm -rf "$VENV"
+        die "pip could not install requirements.txt (full output: $piplog)"
+    fi
 }
 
 # ---------------------------------------------------------------------------
@@ -72,13 +247,14 @@ fetch_upstream() {
     if [[ -f "$UPSTREAM_OUT/.stamp" && "$(cat "$UPSTREAM_OUT/.stamp")" == "$stamp" ]]; then
         return 0
     fi
-    log "fetching Apache Kafka $KAFKA_VERSION artifacts (sources, tests, runtime closure) with Maven"
     rm -rf "$UPSTREAM_OUT"
-    mvn_q -N install
-    mvn_q -f upstream/pom.xml package
+    timed "fetching Apache Kafka $KAFKA_VERSION artifacts (sources, tests, runtime closure) with Maven" \
+        fetch_upstream_mvn
     verify_upstream
     echo "$stamp" > "$UPSTREAM_OUT/.stamp"
 }
+
+fetch_upstream_mvn() { mvn_q -N install && mvn_q -f upstream/pom.xml package; }
 
 verify_upstream() {
     [[ -f "$LOCK" ]] || die "no lock file $LOCK (run ./build.sh lock to record one)"
@@ -158,6 +334,7 @@ materialize() {
         fi
     fi
     log "materializing kafka/ from the $KAFKA_VERSION source artifacts"
+    local t0=$SECONDS
     local tmp="$ROOT/.kafka.tmp"
     rm -rf "$tmp"
     mkdir -p "$tmp"
@@ -186,6 +363,7 @@ materialize() {
     git -C "$TREE" rev-parse HEAD > "$TREE/.git/kc-head"
     apply_series
     echo "$stamp" > "$TREE/.git/kc-stamp"
+    log "kafka/ materialized with $(series_patches | wc -l) patches in $(elapsed "$t0")"
 }
 
 # unpack_sources JAR MODULE_DIR main|test: .java files to src/<kind>/java (generated
@@ -249,14 +427,37 @@ tree_state() {
     } | sha256sum | cut -c1-16
 }
 
+# native_gzip_problem: why native-gzip's JNI glue cannot be compiled here (empty: it can)
+native_gzip_problem() {
+    [[ -f "$ROOT/providers/native-gzip/pom.xml" ]] || return 0
+    if [[ "$(uname -s)-$(uname -m)" != Linux-x86_64 ]]; then
+        echo "it is built for Linux x86_64 only, this is $(uname -s) $(uname -m)"
+    elif ! command -v gcc >/dev/null 2>&1; then
+        echo "no C compiler (apt-get install gcc libc6-dev)"
+    elif ! printf '#include <isa-l/igzip_lib.h>\n#include <libdeflate.h>\n' \
+            | gcc -fsyntax-only -x c - >/dev/null 2>&1; then
+        echo "the ISA-L or libdeflate headers are missing (apt-get install libisal-dev libdeflate-dev)"
+    fi
+}
+
+NATIVE_LEFT_OUT="$BUILD/native-gzip.left-out"
+
 compile() {
-    local state
+    local state native
+    native="$(native_gzip_problem)"
     state="$(tree_state)"
+    [[ -z "$native" ]] || state="$(echo "$state $native" | sha256sum | cut -c1-16)"
     if [[ -f "$BUILD/.compiled" && "$(cat "$BUILD/.compiled")" == "$state" ]]; then
         return 0
     fi
-    log "compiling the patched modules${PROVIDERS_PRESENT:+ and providers} with Maven (JDK target 17)"
-    mvn_q package -DskipTests -pl "$(reactor_modules)" -am
+    if [[ -n "$native" ]]; then
+        echo "$native" > "$NATIVE_LEFT_OUT"
+        rm -rf "$BUILD/providers/native-gzip"        # no stale jar in the distribution
+    else
+        rm -f "$NATIVE_LEFT_OUT"
+    fi
+    timed "compiling the patched modules and the providers with Maven (JDK target 17)" \
+        mvn_q package -DskipTests -pl "$(reactor_modules)" -am
     echo "$state" > "$BUILD/.compiled"
 }
 
@@ -264,7 +465,9 @@ reactor_modules() {
     local mods="patched/clients,patched/server-common,patched/storage,patched/server" d
     for d in "$ROOT"/providers/*/pom.xml; do
         [[ -f "$d" ]] || continue
-        d="${d%/pom.xml}"; mods="$mods,providers/${d##*/}"
+        d="${d%/pom.xml}"
+        [[ "${d##*/}" == native-gzip && -f "$NATIVE_LEFT_OUT" ]] && continue
+        mods="$mods,providers/${d##*/}"
     done
     echo "$mods"
 }
@@ -321,13 +524,14 @@ EOF
 }
 
 cmd_build() {
-    command -v mvn >/dev/null || die "Maven (mvn) is required: apt-get install maven"
-    command -v java >/dev/null || die "a JDK 17+ is required"
     mkdir -p "$BUILD"
     fetch_upstream
     materialize
     compile
     assemble
+    if [[ -f "$NATIVE_LEFT_OUT" ]]; then
+        log "native-gzip provider left out of the distribution: $(cat "$NATIVE_LEFT_OUT")"
+    fi
 }
 
 # ---------------------------------------------------------------------------
@@ -365,24 +569,61 @@ EOF
 # ---------------------------------------------------------------------------
 # tests
 
+# tests/project: tests marked "container" need a container engine, "fresh" is the
+# fresh-machine test (Debian containers built from scratch, ~N min)
 cmd_test() {
-    local quick=""
-    [[ "${1:-}" == "--quick" ]] && quick=1
+    local mode=default
+    case "${1:-}" in
+        --quick) mode=quick; shift ;;
+        --full) mode=full; shift ;;
+        "") ;;
+        *) die "test: unknown argument $1 (see ./build.sh --help)" ;;
+    esac
+    [[ $# == 0 ]] || die "test: unknown argument $1 (see ./build.sh --help)"
     cmd_build
-    local rc=0
-    if [[ -z "$quick" ]]; then
+    if [[ -f "$NATIVE_LEFT_OUT" ]]; then
+        die "the native-gzip provider was left out of the distribution: $(cat "$NATIVE_LEFT_OUT"); its tests cannot pass"
+    fi
+    ensure_venv
+    local rc=0 t0
+    if [[ $mode != quick ]]; then
         # first, alone: upstream's CPU-heavy tests (the sticky assignors) carry
         # their own timeouts, which other load on 2 cores can make them miss
+        t0=$SECONDS
+        log "upstream's test gate (tests/upstream/gate.sh)"
         bash "$ROOT/tests/upstream/gate.sh" || rc=1
+        log "upstream's test gate: finished in $(elapsed "$t0")"
     fi
-    log "project tests (pytest tests/project)"
-    (cd "$ROOT" && python3 -m pytest -q -p no:cacheprovider --durations=15 tests/project) || rc=1
+    local marks=()
+    case $mode in
+        quick) marks=(-m "not container and not fresh") ;;
+        default) marks=(-m "not fresh") ;;
+    esac
+    t0=$SECONDS
+    log "project tests: pytest tests/project ${marks[*]}"
+    (cd "$ROOT" && python3 -m pytest -q -p no:cacheprovider --durations=15 "${marks[@]}" tests/project) || rc=1
+    log "project tests: finished in $(elapsed "$t0")"
     [[ $rc == 0 ]] && log "all tests passed" || die "tests failed"
 }
 
 cmd_gate() {
     cmd_build
+    ensure_venv
     bash "$ROOT/tests/upstream/gate.sh"
+}
+
+# the system package groups a subcommand needs (see system_packages)
+groups_for() {
+    local engine=engine
+    # a Docker engine that answers replaces podman and its helpers
+    command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1 && engine=""
+    case "$1" in
+        build|run|source|lock) echo build ;;
+        gate|bench) echo build python ;;
+        test) [[ "${2:-}" == --quick ]] && echo build python || echo "build python $engine ssh" ;;
+        image) echo "build $engine" ;;
+        systest) echo "build python $engine ssh" ;;
+    esac
 }
 
 # ---------------------------------------------------------------------------
@@ -390,6 +631,10 @@ cmd_gate() {
 main() {
     local sub="${1:-build}"
     [[ $# -gt 0 ]] && shift
+    case "$sub" in
+        -h|--help|help|clean) ;;
+        *) [[ " $* " == *" --help "* || " $* " == *" -h "* ]] || require_system $(groups_for "$sub" "$@") ;;
+    esac
     case "$sub" in
         build) cmd_build "$@" ;;
         run) cmd_run "$@" ;;
@@ -403,7 +648,10 @@ main() {
             [[ $sub == systest ]] && script="$ROOT/tests/systest.sh"
             [[ $sub == bench ]] && script="$ROOT/bench/bench.sh"
             [[ -f "$script" ]] || die "$sub: not available in this checkout ($script is missing)"
-            [[ "${1:-}" == "--help" || "${1:-}" == "-h" ]] || cmd_build
+            if [[ "${1:-}" != "--help" && "${1:-}" != "-h" ]]; then
+                cmd_build
+                [[ $sub == image ]] || ensure_venv
+            fi
             export KC_ROOT="$ROOT" KC_DIST="$DIST" KC_BUILD="$BUILD" KC_DIST_VERSION="$DIST_VERSION" \
                 KC_KAFKA_VERSION="$KAFKA_VERSION" KC_COMMIT_ID="$COMMIT_ID" KC_UPSTREAM="$UPSTREAM_OUT"
             exec bash "$script" "$@" ;;
@@ -412,4 +660,5 @@ main() {
     esac
 }
 
-main "$@"
+# sourced (tests/project/test_setup.py) only defines the functions
+[[ "${BASH_SOURCE[0]}" != "$0" ]] || main "$@"

@@ -31,11 +31,8 @@ log() { printf '[bench] %s\n' "$*" >&2; }
 [[ -d "$KC_UPSTREAM/libs" ]] || { log "no stock jars at $KC_UPSTREAM/libs (run ./build.sh first)"; exit 1; }
 mkdir -p "$OUT/logs" "$OUT/classes"
 
-# charts: pinned matplotlib (bench is not part of CI; a failed install only costs the PNGs)
-if ! python3 -c 'import matplotlib' 2>/dev/null; then
-    log "installing bench/requirements.txt with pip"
-    python3 -m pip install -q -r "$ROOT/bench/requirements.txt" >&2 || log "pip install failed: the report will have no charts"
-fi
+# charts: matplotlib, pinned in requirements.txt; ./build.sh bench runs this in build/venv
+python3 -c 'import matplotlib' 2>/dev/null || log "no matplotlib (run through ./build.sh bench, which installs requirements.txt into build/venv): the report will have no charts"
 
 # in-process harness, compiled against the stock jars (it only uses APIs both sides have)
 javac -nowarn -d "$OUT/classes" -cp "$KC_UPSTREAM/libs/*" "$ROOT/bench/java/KcBench.java"

@@ -15,6 +15,9 @@
 #                             mmdebstrap and imported under the name
 #                             localhost/debian:trixie-slim. Prints the name to
 #                             pass as BASE_IMAGE on stdout.
+#   engine_debian_image SUITE  make localhost/debian:SUITE-slim (e.g. bookworm,
+#                             trixie) available, built offline with mmdebstrap
+#                             if missing (never pulled); prints its name
 #   engine_image_exists IMAGE
 
 KC_DOCKER_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -99,14 +102,21 @@ engine_base_image() {
     printf '%s\n' "$KC_OFFLINE_BASE"
 }
 
-# Debian trixie, minbase, documentation and locales excluded like the official
-# -slim images (the dpkg excludes stay in the image, so later apt installs honour
-# them too); apt lists are not kept.
+engine_debian_image() {
+    local suite="$1" name="localhost/debian:$1-slim"
+    engine_image_exists "$name" || _kc_build_offline_base "$suite" "$name" || return 1
+    printf '%s\n' "$name"
+}
+
+# _kc_build_offline_base [SUITE [NAME]]: Debian SUITE (trixie), minbase, documentation
+# and locales excluded like the official -slim images (the dpkg excludes stay in
+# the image, so later apt installs honour them too); apt lists are not kept.
 _kc_build_offline_base() {
+    local suite="${1:-trixie}" name="${2:-$KC_OFFLINE_BASE}"
     command -v mmdebstrap >/dev/null 2>&1 \
         || { _kc_engine_log "no registry and no mmdebstrap (apt-get install mmdebstrap): cannot make a base image"; return 1; }
     local tmp; tmp="$(mktemp -d)"
-    _kc_engine_log "base image: no registry reachable; building $KC_OFFLINE_BASE offline with mmdebstrap --variant=minbase trixie ($KC_DEBIAN_MIRROR)"
+    _kc_engine_log "base image: building $name offline with mmdebstrap --variant=minbase $suite ($KC_DEBIAN_MIRROR)"
     if ! mmdebstrap --variant=minbase --quiet \
             --dpkgopt='path-exclude=/usr/share/man/*' \
             --dpkgopt='path-exclude=/usr/share/doc/*' \
@@ -114,15 +124,15 @@ _kc_build_offline_base() {
             --dpkgopt='path-exclude=/usr/share/locale/*' \
             --dpkgopt='path-exclude=/usr/share/info/*' \
             --aptopt='Acquire::Languages "none"' \
-            trixie "$tmp/base.tar" \
-            "deb $KC_DEBIAN_MIRROR trixie main" \
-            "deb $KC_DEBIAN_MIRROR trixie-updates main" \
-            "deb $KC_DEBIAN_SECURITY trixie-security main" >&2; then
+            "$suite" "$tmp/base.tar" \
+            "deb $KC_DEBIAN_MIRROR $suite main" \
+            "deb $KC_DEBIAN_MIRROR $suite-updates main" \
+            "deb $KC_DEBIAN_SECURITY $suite-security main" >&2; then
         rm -rf "$tmp"; _kc_engine_log "mmdebstrap failed"; return 1
     fi
-    engine import --change 'CMD ["bash"]' "$tmp/base.tar" "$KC_OFFLINE_BASE" >/dev/null || { rm -rf "$tmp"; return 1; }
+    engine import --change 'CMD ["bash"]' "$tmp/base.tar" "$name" >/dev/null || { rm -rf "$tmp"; return 1; }
     rm -rf "$tmp"
-    _kc_engine_log "base image: imported $KC_OFFLINE_BASE ($(engine image inspect --format '{{.Size}}' "$KC_OFFLINE_BASE" 2>/dev/null | awk '{printf "%.0f MB", $1/1e6}'))"
+    _kc_engine_log "base image: imported $name ($(engine image inspect --format '{{.Size}}' "$name" 2>/dev/null | awk '{printf "%.0f MB", $1/1e6}'))"
 }
 
 _kc_detect_engine

@@ -42,7 +42,7 @@ else
     if command -v docker >/dev/null && timeout 20 docker info >/dev/null 2>&1; then engine() { docker "$@"; }; fi
 fi
 engine info >/dev/null 2>&1 || die "no container engine works (docker or rootful podman)"
-command -v ducktape >/dev/null || die "ducktape is not installed (python3 -m pip install ducktape==0.17.0)"
+command -v ducktape >/dev/null || die "ducktape is not installed: run this through ./build.sh systest (it installs requirements.txt into build/venv)"
 [[ -d "$KC_DIST/libs" ]] || die "no distribution at $KC_DIST (run ./build.sh)"
 
 # ---------------------------------------------------------------- what is missing

@@ -33,6 +33,13 @@ PATCHED = {"kafka-clients": "clients", "kafka-server-common": "server-common",
            "kafka-storage": "storage", "kafka-server": "server"}
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "container: needs a container engine (docker or rootful podman); "
+                            "not run by ./build.sh test --quick")
+    config.addinivalue_line("markers", "fresh: the fresh-machine test (Debian containers from scratch); "
+                            "run by ./build.sh test --full only")
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -50,7 +50,8 @@ def _detect_engine():
 
 
 ENGINE, ENGINE_REASON = _detect_engine()
-pytestmark = pytest.mark.skipif(ENGINE is None, reason="no container engine: %s" % ENGINE_REASON)
+pytestmark = [pytest.mark.container,
+              pytest.mark.skipif(ENGINE is None, reason="no container engine: %s" % ENGINE_REASON)]
 
 
 def engine_argv():

@@ -78,6 +78,7 @@ def qat_image(engine, env):
     return f"localhost/kafka-compress:{VERSION}", "the broker image (trixie, QATzip installed)"
 
 
+@pytest.mark.container
 def test_qat_software_path_in_trixie_container(junit_on_host):
     rc, _ = junit_on_host
     assert rc == 0, "host JUnit run failed"

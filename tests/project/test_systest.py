@@ -41,6 +41,7 @@ def test_cluster_ids_are_never_read_as_options():
     assert len(set(ids)) == len(ids)
 
 
+@pytest.mark.container
 def test_system_tests_pass():
     problem = engine_problem()
     if problem:

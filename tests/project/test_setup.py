@@ -1,0 +1,103 @@
+"""build.sh's set-up of a machine, on this host (fast; the real thing in fresh Debian
+containers is test_fresh_machine.py): without root or sudo a missing system package
+stops a subcommand before it does anything, with the one apt-get line, and only the
+packages that subcommand needs; a host that cannot compile the native gzip provider
+gets the reason, and the provider is left out of the reactor."""
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run
+
+BUILD_SH = str(ROOT / "build.sh")
+
+
+@pytest.fixture
+def no_dpkg():
+    """A PATH on which dpkg-query knows no package and sudo refuses: nothing is installed
+    as far as build.sh can tell, except what its probes find (a JDK, mvn, ...). In a
+    directory the unprivileged user can read (pytest's tmp_path is private to root)."""
+    stubs = Path(tempfile.mkdtemp(prefix="kc-setup-stubs-"))
+    stubs.chmod(0o755)
+    for name in ("dpkg-query", "sudo"):
+        (stubs / name).write_text("#!/bin/sh\nexit 1\n")
+        (stubs / name).chmod(0o755)
+    yield "%s:%s" % (stubs, os.environ["PATH"])
+    shutil.rmtree(stubs)
+
+
+def docker_answers():
+    return bool(shutil.which("docker")) and subprocess.run(["docker", "info"], capture_output=True,
+                                                           timeout=60).returncode == 0
+
+
+def as_unprivileged(argv, path):
+    """argv as the user nobody when we are root (as ourselves otherwise), with PATH."""
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    return subprocess.run(prefix + ["env", "PATH=" + path] + argv, capture_output=True, text=True,
+                          timeout=120, cwd="/")
+
+
+def apt_line(stderr):
+    lines = [l.strip() for l in stderr.splitlines() if "apt-get install" in l]
+    assert len(lines) == 1, stderr
+    return lines[0].split("--no-install-recommends", 1)[1].split()
+
+
+@pytest.mark.parametrize("sub, wanted, unwanted", [
+    (["run"], {"libisal-dev", "libdeflate-dev", "libc6-dev"}, {"podman", "python3-venv", "openssh-client"}),
+    (["test", "--quick"], {"libisal-dev"}, {"podman", "buildah", "openssh-client"}),
+    (["test"], {"libisal-dev", "podman", "buildah", "runc", "mmdebstrap"}, set()),
+])
+def test_without_root_stops_first_with_the_apt_get_line(no_dpkg, sub, wanted, unwanted):
+    if docker_answers():  # a Docker engine replaces podman and its helpers
+        wanted = wanted - {"podman", "buildah", "runc", "mmdebstrap"}
+    before = sorted(os.listdir(ROOT / "build"))
+    p = as_unprivileged([BUILD_SH] + sub, no_dpkg)
+    assert p.returncode != 0, p.stderr
+    assert "missing system packages; as root, run:" in p.stderr, p.stderr
+    pkgs = set(apt_line(p.stderr))
+    assert wanted <= pkgs, (sub, pkgs)
+    assert not (unwanted & pkgs), (sub, pkgs)
+    # stopped before anything else: no Maven, no build step, nothing written
+    assert "[build.sh] compiling" not in p.stderr and "fetching" not in p.stderr
+    assert sorted(os.listdir(ROOT / "build")) == before
+
+
+def test_help_and_clean_need_no_packages(no_dpkg):
+    p = as_unprivileged([BUILD_SH, "--help"], no_dpkg)
+    assert p.returncode == 0 and "test --quick" in p.stdout, p.stderr
+
+
+def sourced(script, path=None):
+    env = dict(os.environ)
+    if path:
+        env["PATH"] = path
+    return run(["bash", "-c", 'source "$1"; ' + script, "-", BUILD_SH], env=env, cwd=ROOT)
+
+
+def test_native_gzip_needs_a_compiler_and_headers(tmp_path):
+    # here: gcc and both headers are installed (build.sh installs them), so nothing is missing
+    assert sourced("native_gzip_problem").stdout.strip() == ""
+    # a PATH without a C compiler: the reason, and the module leaves the reactor
+    nocc = tmp_path / "bin"
+    nocc.mkdir()
+    for d in os.environ["PATH"].split(":"):
+        if not os.path.isdir(d):
+            continue
+        for f in os.listdir(d):
+            if f in ("gcc", "cc") or f.startswith(("gcc-", "x86_64-linux-gnu-gcc")) or (nocc / f).exists():
+                continue
+            (nocc / f).symlink_to(os.path.join(d, f))
+    out = sourced("native_gzip_problem", path=str(nocc)).stdout.strip()
+    assert out == "no C compiler (apt-get install gcc libc6-dev)", out
+    marker = tmp_path / "left-out"
+    marker.write_text(out + "\n")
+    mods = sourced('NATIVE_LEFT_OUT="%s"; reactor_modules' % marker).stdout.strip().split(",")
+    assert "providers/native-gzip" not in mods and "patched/clients" in mods, mods
+    mods = sourced('NATIVE_LEFT_OUT="%s/none"; reactor_modules' % tmp_path).stdout.strip().split(",")
+    assert "providers/native-gzip" in mods, mods
