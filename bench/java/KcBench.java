@@ -39,7 +39,15 @@ import java.util.zip.GZIPOutputStream;
  *     16 KiB BufferedOutputStream, as Kafka 4.3.1 does). PROVIDERS is a comma list of
  *     "builtin" and CompressionService class names (called by reflection, so this file
  *     compiles against stock jars). Prints one CSV line per cell.
- * sla BOOTSTRAP TOPIC PROPS FILE STOP_P99_MS STEP_SECONDS REPEATS STEP_FACTOR
+ * throughput BOOTSTRAP TOPIC PROPS FILE RECORDS WARMUP
+ *     Table 1 (and the calibration row): one producer sends RECORDS of FILE's lines, one after
+ *     another, unthrottled, as ProducerPerformance does (one send per record with a callback).
+ *     The first WARMUP records are the warm-up: flushed, then "steady,WARMUP,seconds" is printed
+ *     and the producer pauses 300 ms so the driver can read the CPU counters of this JVM and of
+ *     the broker in /proc at a quiet moment; then the rest is sent and flushed and
+ *     "done,records,bytes,seconds,records_s,p50_ms,p99_ms,avg_ms" printed (latency send to ack,
+ *     steady-state records only), followed by another 300 ms pause before the producer closes.
+ * sla BOOTSTRAP TOPIC PROPS FILE STOP_P99_MS STEP_SECONDS REPEATS STEP_FACTOR [FIXED_RATE]
  *     KIP-1121 table: one producer (one JVM for all steps), fixed-rate sends of FILE's lines;
  *     5 s unthrottled warm-up, then 5 s unthrottled give the saturation rate P; then rates from
  *     0.2 P up by STEP_FACTOR, REPEATS x STEP_SECONDS each, latency send-to-ack per record; stops
@@ -47,6 +55,8 @@ import java.util.zip.GZIPOutputStream;
  *     measured once more and only a second failure stops; the first is printed as "retry,..."),
  *     or the rate passes 3 P.
  *     Prints "peak,..." then "step,target,achieved,p50_ms,p99_ms,avg_ms,raw_bytes".
+ *     FIXED_RATE (optional, records/s; negative: that fraction of P) first measures REPEATS x
+ *     STEP_SECONDS at that one rate, printed as "fixed,...", the same for every implementation.
  * check CLASS
  *     prints "available" if the provider instantiates and its checkAvailable() passes, else the reason.
  * keyed BOOTSTRAP TOPIC RECORDS KEYS PROPS FILE
@@ -66,6 +76,9 @@ public final class KcBench {
                 break;
             case "sla":
                 sla(args);
+                break;
+            case "throughput":
+                throughput(args);
                 break;
             case "check":
                 try {
@@ -292,14 +305,68 @@ public final class KcBench {
             sum / Math.max(sent, 1) / 1e6};
     }
 
+    static List<byte[]> values(String file) throws IOException {
+        List<byte[]> values = new ArrayList<>();
+        for (String line : Files.readAllLines(Paths.get(file), StandardCharsets.UTF_8)) {
+            if (!line.isEmpty()) values.add(line.getBytes(StandardCharsets.UTF_8));
+        }
+        return values;
+    }
+
+    static void throughput(String[] args) throws Exception {
+        String topic = args[2];
+        Properties props = producerProps(args[1], args[3]);
+        List<byte[]> values = values(args[4]);
+        long records = Long.parseLong(args[5]);
+        int warmup = Integer.parseInt(args[6]);
+        int n = (int) (records - warmup);
+        final long[] lat = new long[n];
+        final java.util.concurrent.atomic.AtomicReference<Exception> error = new java.util.concurrent.atomic.AtomicReference<>();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
+            int next = 0;
+            long t0 = System.nanoTime();
+            for (int i = 0; i < warmup; i++) {
+                producer.send(new ProducerRecord<>(topic, values.get(next)), (md, e) -> {
+                    if (e != null) error.compareAndSet(null, e);
+                });
+                next = (next + 1) % values.size();
+            }
+            producer.flush();
+            System.out.printf("steady,%d,%.3f%n", warmup, (System.nanoTime() - t0) / 1e9);
+            System.out.flush();
+            Thread.sleep(300);
+            long bytes = 0;
+            long start = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                byte[] v = values.get(next);
+                next = (next + 1) % values.size();
+                bytes += v.length;
+                final int idx = i;
+                final long t = System.nanoTime();
+                producer.send(new ProducerRecord<>(topic, v), (md, e) -> {
+                    lat[idx] = System.nanoTime() - t;
+                    if (e != null) error.compareAndSet(null, e);
+                });
+            }
+            producer.flush();
+            double secs = (System.nanoTime() - start) / 1e9;
+            if (error.get() != null) throw error.get();
+            long[] l = lat.clone();
+            Arrays.sort(l);
+            double sum = 0;
+            for (long x : l) sum += x;
+            System.out.printf("done,%d,%d,%.3f,%.1f,%.2f,%.2f,%.2f%n", n, bytes, secs, n / secs, l[n / 2] / 1e6,
+                l[Math.min(n - 1, (int) (n * 0.99))] / 1e6, sum / n / 1e6);
+            System.out.flush();
+            Thread.sleep(300);
+        }
+    }
+
     static void sla(String[] args) throws Exception {
         String bootstrap = args[1];
         String topic = args[2];
         Properties props = producerProps(bootstrap, args[3]);
-        List<byte[]> values = new ArrayList<>();
-        for (String line : Files.readAllLines(Paths.get(args[4]), StandardCharsets.UTF_8)) {
-            if (!line.isEmpty()) values.add(line.getBytes(StandardCharsets.UTF_8));
-        }
+        List<byte[]> values = values(args[4]);
         double stopMs = Double.parseDouble(args[5]);
         double seconds = Double.parseDouble(args[6]);
         int repeats = Integer.parseInt(args[7]);
@@ -310,18 +377,21 @@ public final class KcBench {
             double[] peak = window(producer, topic, values, -1, 5, raw);
             System.out.printf("peak,%.0f,%.2f%n", peak[0], peak[2]);
             System.out.flush();
+            double fixed = args.length > 9 ? Double.parseDouble(args[9]) : 0;
+            if (fixed != 0) {
+                double fixedRate = fixed < 0 ? -fixed * peak[0] : fixed;
+                double[][] reps = new double[repeats][];
+                for (int r = 0; r < repeats; r++) reps[r] = window(producer, topic, values, fixedRate, seconds, raw);
+                double[] med = medians(reps);
+                System.out.printf("fixed,%.0f,%.0f,%.2f,%.2f,%.2f,%d%n", fixedRate, med[0], med[1], med[2], med[3], raw[0]);
+                System.out.flush();
+            }
             double rate = 0.2 * peak[0];
             boolean retried = false;
             while (rate <= 3 * peak[0]) {
                 double[][] reps = new double[repeats][];
                 for (int r = 0; r < repeats; r++) reps[r] = window(producer, topic, values, rate, seconds, raw);
-                double[] med = new double[4];
-                for (int k = 0; k < 4; k++) {
-                    double[] col = new double[repeats];
-                    for (int r = 0; r < repeats; r++) col[r] = reps[r][k];
-                    Arrays.sort(col);
-                    med[k] = col[repeats / 2];
-                }
+                double[] med = medians(reps);
                 boolean failed = med[2] > stopMs || med[0] < 0.9 * rate;
                 // one latency spike (a GC, a page-cache flush on the broker) must not end the run: re-measure once
                 String kind = failed && !retried ? "retry" : "step";
@@ -332,5 +402,16 @@ public final class KcBench {
                 if (!failed) rate *= factor;
             }
         }
+    }
+
+    static double[] medians(double[][] reps) {
+        double[] med = new double[4];
+        for (int k = 0; k < 4; k++) {
+            double[] col = new double[reps.length];
+            for (int r = 0; r < reps.length; r++) col[r] = reps[r][k];
+            Arrays.sort(col);
+            med[k] = col[reps.length / 2];
+        }
+        return med;
     }
 }
