@@ -16,31 +16,35 @@ def charts(t1, t3, t2):
     made = []
     ok = [r for r in t1 if r.get("status") == "ok" and r["dataset"] == "json-records" and r.get("size_ratio")
           and r["batch"] == "1m"]
-    if ok:
+    for key, fname, ylabel in (("producer_ms_per_mb", "cpu_vs_ratio.png",
+                                "producer CPU ms per MB of records (median of the pairs; lower = cheaper)"),
+                               ("records_s", "throughput_vs_ratio.png", "producer records/s (median of the pairs)")):
+        if not ok:
+            break
         fig, ax = plt.subplots(figsize=(9, 6))
         markers = {"stock": "o", "patched": "s", "native-gzip": "^", "qat-gzip": "D"}
         colors = {"none": "grey", "gzip": "tab:blue", "lz4": "tab:green", "zstd": "tab:red", "snappy": "tab:orange"}
         for r in ok:
             impl = r["impl"].replace("patched+", "")
-            ax.scatter(r["size_ratio"], r["records_s"], marker=markers.get(impl, "x"),
-                       color=colors.get(r["codec"], "black"), s=50)
+            ax.scatter(r["size_ratio"], r[key], marker=markers.get(impl, "x"), color=colors.get(r["codec"], "black"),
+                       s=50)
             lab = level_label(r["codec"], r["level"])
             if r["impl"] != "stock":
                 lab += f" ({impl})"
-            ax.annotate(lab, (r["size_ratio"], r["records_s"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+            ax.annotate(lab, (r["size_ratio"], r[key]), fontsize=7, xytext=(3, 3), textcoords="offset points")
         present = {r["impl"].replace("patched+", "") for r in ok}
         for impl, mk in markers.items():
             if impl in present:
                 ax.scatter([], [], marker=mk, color="black", label=impl)
         ax.set_xlabel("bytes on disk / bytes on disk uncompressed (lower = smaller)")
-        ax.set_ylabel("producer records/s (median of the pairs)")
+        ax.set_ylabel(ylabel)
         ax.set_title(f"KIP-390 codec x level, json-records, batch.size=1 MiB linger.ms=100 (Kafka {VERSION})")
         ax.legend(title="implementation")
         ax.grid(alpha=0.3)
         fig.tight_layout()
-        fig.savefig(os.path.join(OUT, "throughput_vs_ratio.png"), dpi=110)
+        fig.savefig(os.path.join(OUT, fname), dpi=110)
         plt.close(fig)
-        made.append("throughput_vs_ratio.png")
+        made.append(fname)
     ok3 = [r for r in t3 if r.get("status") == "ok" and r.get("met_in_runs")]
     if ok3:
         fig, ax = plt.subplots(figsize=(8, 4.5))

@@ -171,7 +171,7 @@ class ThreadCpuWatch:
         return res
 
 
-def jfr_profile(broker, payload, records, warmup, props, tag):
+def jfr_profile(broker, payload, warmup_s, seconds, props, tag):
     """JFR recordings of the broker and of the producer during one run, analysed by analyze_jfr."""
     jfr_dir = os.path.join(OUT, "profile")
     os.makedirs(jfr_dir, exist_ok=True)
@@ -183,7 +183,7 @@ def jfr_profile(broker, payload, records, warmup, props, tag):
     topic = f"prof_{tag}".replace("-", "_").replace("+", "_")
     watch = ThreadCpuWatch(broker.proc.pid, topic)
     try:
-        result = produce(broker, topic, records, warmup, props, payload,
+        result = produce(broker, topic, warmup_s, seconds, props, payload,
                          extra_jvm=f"-XX:StartFlightRecording=filename={pfile},settings=profile")
     finally:
         cpu = watch.result()

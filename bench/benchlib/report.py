@@ -68,7 +68,7 @@ def evaluate_targets(t1, t3, extra, limits):
                               r and r.get("cmp_broker_ms_per_mb"),
                               lambda c: c["median"] <= 1.0 or c["min"] <= 1.0 <= c["max"], "broker_ms_per_mb"))
             out.append(target(f"{impl}: gzip-6 bytes on disk no larger than stock ({t1_codecs.BATCH_LABEL[batch]})",
-                              r and r.get("cmp_disk_bytes"),
+                              r and r.get("cmp_size_ratio"),
                               lambda c: c["median"] <= 1.0 or c["min"] <= 1.0 <= c["max"]))
         b1 = lim.get(1)
         out.append(target(f"{impl}: gzip-1 records/s >= stock lz4's in the same run",
@@ -117,10 +117,10 @@ def machine_markdown(cfg, info, datasets, impls):
              ["JVM flags (both)", f"broker `{BROKER_HEAP}`, tools `{TOOL_HEAP}`, `{JVM_PERF}`"],
              ["broker", "single-node KRaft (broker+controller), one partition per topic, log4j2.yaml of the "
                         "distribution, every broker up for the whole run, same host as the producer"],
-             ["run length", f"table 1 and calibration: {cfg.records:,} records per run, the first {cfg.warmup:,} "
-                            f"warm-up (not measured; each broker also had a {cfg.broker_warmup:,}-record warm-up "
-                            f"before the first figure); {cfg.pairs} pairs per row, {cfg.cal_pairs} calibration "
-                            f"pairs; the steady-state seconds of each row are in its `window s` column"],
+             ["run length", f"tables 1, 4 and calibration: each run {cfg.warmup_s} s warm-up (discarded) then "
+                            f"{cfg.measure_s} s measured, in a fresh producer JVM; each broker had a "
+                            f"{cfg.broker_warmup_s} s warm-up before the first figure; {cfg.pairs} pairs per row, "
+                            f"{cfg.cal_pairs} calibration pairs; measured seconds per row in its `window s` column"],
          ]), ""]
     L.append("Datasets: " + "; ".join(f"`{d['file']}` ({d['records']:,} records, average {d['avg_bytes']:,.0f} B)"
                                       for d in datasets) + ". Records are sent in file order, cycling.\n")
@@ -172,8 +172,10 @@ def write(cfg, info, datasets, impls, t1, t2, t3, t4, codec_text, chart_files, t
         L.append(profile_markdown(p))
     if t1:
         L.append(t1_codecs.markdown(cfg, t1))
-        if "throughput_vs_ratio.png" in chart_files:
-            L.append("![throughput vs compression ratio](throughput_vs_ratio.png)\n")
+        for ch, alt in (("cpu_vs_ratio.png", "producer CPU per MB vs compression ratio"),
+                        ("throughput_vs_ratio.png", "throughput vs compression ratio")):
+            if ch in chart_files:
+                L.append(f"![{alt}]({ch})\n")
     L.append(t2_gzip_stream.markdown(cfg, t2, chart_files) if t2 else "## 2. KAFKA-6430\n\n_not run_\n")
     L.append(t3_sla.markdown(cfg, t3, chart_files) if t3 else "## 3. KIP-1121\n\n_not run_\n")
     L.append(t4_broker.markdown(cfg, t4) if t4 else "## 4. Broker side\n\n_not run_\n")
@@ -189,7 +191,8 @@ def readme_section(cfg, info, t1, targets, chart_files, now):
          f"go to docs/bench/ -->",
          f"Measured with `{bench_command(cfg)}` on {now}: {info['cores']} cores ({info['cpu']}), "
          f"{info['jdk'].split(' / ')[0]}; broker and producer on the same host; json-records.ndjson, "
-         f"{cfg.records:,} records per run of which {cfg.warmup:,} warm-up, {cfg.pairs} interleaved pairs per row; "
+         f"runs of {cfg.warmup_s} s warm-up (discarded) + {cfg.measure_s} s measured, {cfg.pairs} interleaved pairs "
+         f"per row; "
          f"ratios are medians of per-pair ratios [min-max]; machine while measuring: "
          f"{NOISE.describe(info['cores'])}.\n",
          "**What to conclude**: " + conclusion(t1, targets) + "\n"]

@@ -18,13 +18,15 @@ MIN_PAIRS = 3          # fewer pairs than this: no verdict at all
 STABLE_WITHIN = 0.03   # leaving out the last pair moves the median by at most this much: "stable"
 
 
-def produce(broker, topic, records, warmup, props, payload, extra_jvm="", timeout=900):
-    """One producer run; returns records/s, latency and CPU ms per MB (10^6 B of records) of producer and broker."""
+def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", timeout=900):
+    """One producer run: warmup_s seconds of warm-up (discarded), then `seconds` measured; returns records/s, latency,
+    CPU ms per MB (10^6 B of records) of producer and broker in the measured window, and bytes on disk per byte
+    of records sent (warm-up included: the topic holds both)."""
     props = dict(props)
     props.update(broker.impl.provider_props())
     kvs = ",".join(f"{k}={v}" for k, v in props.items())
-    cmd, env = broker.impl.cmd("run", ["KcBench", "throughput", broker.bootstrap, topic, kvs, payload, str(records),
-                                       str(warmup)], extra_jvm=extra_jvm)
+    cmd, env = broker.impl.cmd("run", ["KcBench", "throughput", broker.bootstrap, topic, kvs, payload, str(warmup_s),
+                                       str(seconds)], extra_jvm=extra_jvm)
     st = {}
 
     def sample():
@@ -36,6 +38,8 @@ def produce(broker, topic, records, warmup, props, payload, extra_jvm="", timeou
     def on_line(line):
         if line.startswith("steady,"):
             st["t0"] = sample()
+            f = line.split(",")
+            st["warm"] = {"records": int(f[1]), "bytes": int(f[2]), "seconds": float(f[3])}
             st["noise"] = NOISE.start()
         elif line.startswith("done,"):
             st["t1"] = sample()
@@ -50,8 +54,13 @@ def produce(broker, topic, records, warmup, props, payload, extra_jvm="", timeou
     (ta, pa, ba), (tb, pb, bb) = st["t0"], st["t1"]
     mb = d["bytes"] / 1e6
     NOISE.stop(st["noise"], (pb - pa) + (bb - ba), tb - ta)
-    return dict(d, mb=mb, mb_s=mb / d["seconds"], window_s=tb - ta, producer_cpu_s=pb - pa, broker_cpu_s=bb - ba,
-                producer_ms_per_mb=1000 * (pb - pa) / mb, broker_ms_per_mb=1000 * (bb - ba) / mb)
+    time.sleep(0.5)
+    disk = broker.topic_bytes(topic)
+    raw = st["warm"]["bytes"] + d["bytes"]
+    return dict(d, mb=mb, mb_s=mb / d["seconds"], window_s=tb - ta, warmup_records=st["warm"]["records"],
+                warmup_s=st["warm"]["seconds"], producer_cpu_s=pb - pa, broker_cpu_s=bb - ba,
+                producer_ms_per_mb=1000 * (pb - pa) / mb, broker_ms_per_mb=1000 * (bb - ba) / mb,
+                disk_bytes=disk, size_ratio=disk / raw if raw else None)
 
 
 def pair_order(impls, pair_index):
@@ -130,7 +139,7 @@ def run_pairs(label, impls, brokers, n_pairs, one_run, done_counter=None):
 
 
 def summarize(samples, keys=("records_s", "producer_ms_per_mb", "broker_ms_per_mb", "p99_ms", "avg_ms",
-                             "disk_bytes", "window_s", "mb")):
+                             "disk_bytes", "size_ratio", "window_s", "mb", "records")):
     ok = [s for s in samples if s]
     if not ok:
         return None

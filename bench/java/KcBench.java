@@ -39,14 +39,14 @@ import java.util.zip.GZIPOutputStream;
  *     16 KiB BufferedOutputStream, as Kafka 4.3.1 does). PROVIDERS is a comma list of
  *     "builtin" and CompressionService class names (called by reflection, so this file
  *     compiles against stock jars). Prints one CSV line per cell.
- * throughput BOOTSTRAP TOPIC PROPS FILE RECORDS WARMUP
- *     Table 1 (and the calibration row): one producer sends RECORDS of FILE's lines, one after
- *     another, unthrottled, as ProducerPerformance does (one send per record with a callback).
- *     The first WARMUP records are the warm-up: flushed, then "steady,WARMUP,seconds" is printed
- *     and the producer pauses 300 ms so the driver can read the CPU counters of this JVM and of
- *     the broker in /proc at a quiet moment; then the rest is sent and flushed and
- *     "done,records,bytes,seconds,records_s,p50_ms,p99_ms,avg_ms" printed (latency send to ack,
- *     steady-state records only), followed by another 300 ms pause before the producer closes.
+ * throughput BOOTSTRAP TOPIC PROPS FILE WARMUP_SECONDS SECONDS
+ *     Tables 1 and 4 and the calibration row: one producer sends FILE's lines one after another,
+ *     cycling, unthrottled, as ProducerPerformance does (one send per record with a callback).
+ *     For WARMUP_SECONDS it warms up; those records are flushed, "steady,records,bytes,seconds"
+ *     is printed and the producer pauses 300 ms so the driver can read the CPU counters of this
+ *     JVM and of the broker in /proc at a quiet moment; then it sends for SECONDS, flushes and
+ *     prints "done,records,bytes,seconds,records_s,p50_ms,p99_ms,avg_ms" (latency send to ack,
+ *     measured records only), followed by another 300 ms pause before the producer closes.
  * sla BOOTSTRAP TOPIC PROPS FILE STOP_P99_MS STEP_SECONDS REPEATS STEP_FACTOR [FIXED_RATE]
  *     KIP-1121 table: one producer (one JVM for all steps), fixed-rate sends of FILE's lines;
  *     5 s unthrottled warm-up, then 5 s unthrottled give the saturation rate P; then rates from
@@ -317,46 +317,54 @@ public final class KcBench {
         String topic = args[2];
         Properties props = producerProps(args[1], args[3]);
         List<byte[]> values = values(args[4]);
-        long records = Long.parseLong(args[5]);
-        int warmup = Integer.parseInt(args[6]);
-        int n = (int) (records - warmup);
-        final long[] lat = new long[n];
+        double warmupSeconds = Double.parseDouble(args[5]);
+        double seconds = Double.parseDouble(args[6]);
+        final int cap = 8_000_000;          // latency samples (microseconds); the window ends early when full
+        final int[] lat = new int[cap];
         final java.util.concurrent.atomic.AtomicReference<Exception> error = new java.util.concurrent.atomic.AtomicReference<>();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
             int next = 0;
+            long warmRecords = 0;
+            long warmBytes = 0;
             long t0 = System.nanoTime();
-            for (int i = 0; i < warmup; i++) {
-                producer.send(new ProducerRecord<>(topic, values.get(next)), (md, e) -> {
+            long end = t0 + (long) (warmupSeconds * 1e9);
+            while ((warmRecords & 255) != 0 || System.nanoTime() < end) {
+                byte[] v = values.get(next);
+                next = (next + 1) % values.size();
+                producer.send(new ProducerRecord<>(topic, v), (md, e) -> {
                     if (e != null) error.compareAndSet(null, e);
                 });
-                next = (next + 1) % values.size();
+                warmRecords++;
+                warmBytes += v.length;
             }
             producer.flush();
-            System.out.printf("steady,%d,%.3f%n", warmup, (System.nanoTime() - t0) / 1e9);
+            System.out.printf("steady,%d,%d,%.3f%n", warmRecords, warmBytes, (System.nanoTime() - t0) / 1e9);
             System.out.flush();
             Thread.sleep(300);
             long bytes = 0;
+            int n = 0;
             long start = System.nanoTime();
-            for (int i = 0; i < n; i++) {
+            end = start + (long) (seconds * 1e9);
+            while (n < cap && ((n & 255) != 0 || System.nanoTime() < end)) {
                 byte[] v = values.get(next);
                 next = (next + 1) % values.size();
                 bytes += v.length;
-                final int idx = i;
+                final int idx = n++;
                 final long t = System.nanoTime();
                 producer.send(new ProducerRecord<>(topic, v), (md, e) -> {
-                    lat[idx] = System.nanoTime() - t;
+                    lat[idx] = (int) Math.min(Integer.MAX_VALUE, (System.nanoTime() - t) / 1000);
                     if (e != null) error.compareAndSet(null, e);
                 });
             }
             producer.flush();
             double secs = (System.nanoTime() - start) / 1e9;
             if (error.get() != null) throw error.get();
-            long[] l = lat.clone();
+            int[] l = Arrays.copyOf(lat, n);
             Arrays.sort(l);
             double sum = 0;
-            for (long x : l) sum += x;
-            System.out.printf("done,%d,%d,%.3f,%.1f,%.2f,%.2f,%.2f%n", n, bytes, secs, n / secs, l[n / 2] / 1e6,
-                l[Math.min(n - 1, (int) (n * 0.99))] / 1e6, sum / n / 1e6);
+            for (int x : l) sum += x;
+            System.out.printf("done,%d,%d,%.3f,%.1f,%.2f,%.2f,%.2f%n", n, bytes, secs, n / secs, l[n / 2] / 1e3,
+                l[Math.min(n - 1, (int) (n * 0.99))] / 1e3, sum / n / 1e3);
             System.out.flush();
             Thread.sleep(300);
         }

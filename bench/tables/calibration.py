@@ -22,10 +22,7 @@ def run(cfg, brokers, impls):
     n = cfg.cal_pairs // 2 if part == 0 else cfg.cal_pairs - cfg.cal_pairs // 2
 
     def one(impl, broker, p):
-        topic = f"cal_{part}_{p}"
-        r = produce(broker, topic, cfg.records, cfg.warmup, PROPS, JSON)
-        r["disk_bytes"] = broker.topic_bytes(topic)
-        return r
+        return produce(broker, f"cal_{part}_{p}", cfg.warmup_s, cfg.measure_s, PROPS, JSON)
     s = run_pairs(f"calibration none ({'start' if part == 0 else 'end'})", pair, brokers, n, one)
     for name in STATE["samples"]:
         STATE["samples"][name] += s.get(name, [])
@@ -58,11 +55,6 @@ def floor(key):
 def judge(c, key, higher_is_better, words):
     """A comparison as the report prints it: band, verdict against 1.0 and this run's noise floor, stability."""
     return fmt_cmp(c, higher_is_better, trusted(key), words, floor(key))
-
-
-def none_disk_bytes(impl="stock"):
-    s = summarize(STATE["samples"].get(impl, []))
-    return s["disk_bytes"] if s else None
 
 
 def rows():

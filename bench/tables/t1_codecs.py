@@ -1,8 +1,6 @@
 """Table 1, KIP-390 codec x level: producer and broker CPU per MB of records, records/s and latency, bytes on disk,
 stock vs this distribution (and gzip through each provider) in interleaved pairs."""
 
-import time
-
 from benchlib.common import JSON, JSON_LARGE, fmt_int, level_label, md_table, progress, write_csv
 from benchlib.runs import compare, produce, ratios, run_pairs, summarize
 from tables import calibration
@@ -12,7 +10,7 @@ FIGURES = [("producer_ms_per_mb", "producer CPU", False, ("less CPU", "more CPU"
            ("broker_ms_per_mb", "broker CPU", False, ("less CPU", "more CPU")),
            ("records_s", "records/s", True, ("faster", "slower")),
            ("p99_ms", "p99", False, ("lower", "higher")),
-           ("disk_bytes", "bytes on disk", False, ("smaller", "larger"))]
+           ("size_ratio", "bytes on disk", False, ("smaller", "larger"))]
 BATCH = {"1m": {"batch.size": "1048576", "linger.ms": "100"}, "256k": {"batch.size": "262144", "linger.ms": "20"}}
 BATCH_LABEL = {"1m": "1 MiB / 100 ms", "256k": "256 KiB / 20 ms"}
 STATE = {"samples": {}}   # (dataset, codec, level, batch) -> {impl: [sample or None]}
@@ -31,11 +29,10 @@ def run(cfg, brokers, impls):
     rows = row_list(cfg)
     total = sum(cfg.pairs * len([i for i in ok if c == "gzip" or not i.provider]) for _, c, _, _ in rows)
     counter = [0, total]
-    progress(f"T1: {len(rows)} rows x {cfg.pairs} interleaved pairs, {total} runs of {cfg.records:,} records "
-             f"({cfg.warmup:,} of them warm-up, not measured)")
+    progress(f"T1: {len(rows)} rows x {cfg.pairs} interleaved pairs, {total} runs of {cfg.warmup_s} s warm-up "
+             f"(not measured) + {cfg.measure_s} s measured")
     for ds, codec, level, batch in rows:
-        path, n, warm = (JSON, cfg.records, cfg.warmup) if ds == "json-records" else \
-            (JSON_LARGE, cfg.large_records, cfg.large_records // 4)
+        path = JSON if ds == "json-records" else JSON_LARGE
         props = dict(BATCH[batch], **{"acks": "1", "compression.type": codec})
         if level is not None:
             props[f"compression.{codec}.level"] = str(level)
@@ -43,10 +40,7 @@ def run(cfg, brokers, impls):
 
         def one(impl, broker, p):
             topic = f"t1_{ds}_{codec}_{level}_{batch}_{p}".replace("None", "d").replace("-", "_")
-            r = produce(broker, topic, n, warm, props, path)
-            time.sleep(0.5)
-            r["disk_bytes"] = broker.topic_bytes(topic)
-            return r
+            return produce(broker, topic, cfg.warmup_s, cfg.measure_s, props, path)
         STATE["samples"][(ds, codec, level, batch)] = run_pairs(
             f"T1 {ds} {level_label(codec, level)} {batch}", row_impls, brokers, cfg.pairs, one, counter)
     return results(impls)
@@ -55,7 +49,6 @@ def run(cfg, brokers, impls):
 def results(impls):
     """One row per (dataset, codec, level, batch, impl): medians, and per-pair comparisons against stock."""
     out = []
-    none = calibration.none_disk_bytes()
     for (ds, codec, level, batch), samples in STATE["samples"].items():
         stock = samples.get("stock", [])
         for impl in impls:
@@ -70,7 +63,6 @@ def results(impls):
                             "status": "failed"})
                 continue
             r = {"dataset": ds, "codec": codec, "level": level, "batch": batch, "impl": impl.name, "status": "ok", **s}
-            r["size_ratio"] = s["disk_bytes"] / none if none and ds == "json-records" else None
             if impl.name != "stock":
                 for key, *_ in FIGURES:
                     r["cmp_" + key] = compare(ratios(stock, samples[impl.name], key))
@@ -112,12 +104,11 @@ def write(rows):
 
 def markdown(cfg, rows):
     L = ["## 1. KIP-390: codec x level, CPU per MB\n",
-         f"One producer (`KcBench throughput`: a `KafkaProducer` of the implementation's own client jars, one send "
+         "One producer (`KcBench throughput`: a `KafkaProducer` of the implementation's own client jars, one send "
          f"with a callback per record, as ProducerPerformance does; records taken in file order so both sides send "
-         f"the same bytes) and the broker on the same host. Each run sends {cfg.records:,} records of json-records "
-         + ("" if cfg.quick else f"({cfg.large_records:,} of json-large-records) ")
-         + f"unthrottled with `acks=1`; the first {cfg.warmup:,} are warm-up (JIT, connections, page cache): they "
-         "are flushed, then the CPU counters (utime+stime of `/proc/<pid>/stat`) of the producer JVM and of the "
+         f"the same bytes) and the broker on the same host. Each run sends unthrottled with `acks=1` for "
+         f"{cfg.warmup_s} s of warm-up (JIT, connections, page cache; not measured) and then {cfg.measure_s} s "
+         "measured: the warm-up records are flushed, then the CPU counters (utime+stime of `/proc/<pid>/stat`) of the producer JVM and of the "
          "broker JVM are read, and read again once the last record is acknowledged. **CPU ms/MB** = those CPU "
          "milliseconds per 10^6 bytes of records sent in that window: what compression costs an operator, and far "
          "less sensitive to a noisy neighbour than wall-clock throughput. records/s and latency (send to ack) are "
@@ -125,8 +116,8 @@ def markdown(cfg, rows):
          f"Each row is {cfg.pairs} interleaved pairs (stock and the other implementation adjacent in time, order "
          "reversed every other pair); **vs stock** = median of the per-pair ratios [min-max], and a band that "
          "includes 1.00 is reported as *no difference measured*. *(not yet stable)*: leaving out the last pair "
-         "moves the median by more than 3%. Size ratio = bytes on disk / bytes on disk with `none` (stock, "
-         "calibration runs). Run length: see the `window s` column (median steady-state seconds). "
+         "moves the median by more than 3%. Size ratio = bytes on disk / bytes of records sent (batch headers "
+         "included, so `none` is a little above 1). `window s` = median measured seconds per run. "
          "CSV: `table1_kip390.csv` (every per-pair band).\n"]
     for ds in sorted({r["dataset"] for r in rows}, key=lambda d: d != "json-records"):
         L.append(f"### {ds}\n")
