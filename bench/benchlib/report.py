@@ -86,6 +86,8 @@ def evaluate_targets(t1, t3, extra, limits):
                        r3 and r3.get("cmp_vs_stock_gzip"), lambda c: c["median"] >= 2.0)
             if r3 and r3.get("cmp_vs_stock_gzip") and r3["cmp_vs_stock_gzip"]["n"] < 3:
                 t[2] += f" ({r3['cmp_vs_stock_gzip']['n']} run(s), 3 needed)"
+            if r3 and not t3_sla.self_calibration(t3)[0]:
+                t[2] += ", table 3 too noisy to judge (its calibration, patched vs stock gzip, is off 1.00)"
             out.append(t)
     if not providers:
         out.append(["gzip provider targets", "not evaluated", "no provider built into the distribution", ""])
