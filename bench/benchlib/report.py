@@ -54,6 +54,10 @@ def evaluate_targets(t1, t3, extra, limits):
                     "pass" if cal[key]["ok"] else ("not evaluated" if not c else "miss"), describe(c), ""])
     providers = sorted({r["impl"] for r in t1 if r["impl"].startswith("patched+")})
     for impl in providers:
+        if not any(r["impl"] == impl and r.get("status") == "ok" for r in t1):
+            st = next(r["status"] for r in t1 if r["impl"] == impl)
+            out.append([f"{impl}: every provider target", "not evaluated", st, ""])
+            continue
         lim = {l["level"]: l for l in limits if l["impl"] == impl}
         for batch in ("256k", "1m"):
             r = t1_row(t1, impl, "gzip", 6, batch)
@@ -142,7 +146,8 @@ def conclusion(t1, targets):
     parts = []
     if noisy:
         parts.append(f"This run was too noisy to judge {', '.join(noisy)} (identical code did not show 1.00 within "
-                     f"its band; {NOISE.describe(os.cpu_count())}): nothing below is a verdict on those figures.")
+                     f"+-{calibration.MAX_SPREAD * 100:.0f}%; {NOISE.describe(os.cpu_count())}): nothing below is a "
+                     f"verdict on those figures.")
     for impl in sorted({r["impl"] for r in t1 if r["impl"].startswith("patched+")}):
         r = t1_row(t1, impl, "gzip", 6)
         if r and r.get("cmp_producer_ms_per_mb"):
