@@ -41,6 +41,10 @@ def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", time
             f = line.split(",")
             st["warm"] = {"records": int(f[1]), "bytes": int(f[2]), "seconds": float(f[3])}
             st["noise"] = NOISE.start()
+        elif line.startswith("provider,") and len(line.split(",")) == 4:
+            # the provider's own counters in the producer JVM: evidence it compressed, and how often it fell back
+            f = line.split(",")
+            st["provider"] = {"codec": f[1], "batches": float(f[2]), "fallbacks": float(f[3])}
         elif line.startswith("done,"):
             st["t1"] = sample()
             f = line.split(",")
@@ -60,7 +64,9 @@ def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", time
     return dict(d, mb=mb, mb_s=mb / d["seconds"], window_s=tb - ta, warmup_records=st["warm"]["records"],
                 warmup_s=st["warm"]["seconds"], producer_cpu_s=pb - pa, broker_cpu_s=bb - ba,
                 producer_ms_per_mb=1000 * (pb - pa) / mb, broker_ms_per_mb=1000 * (bb - ba) / mb,
-                disk_bytes=disk, size_ratio=disk / raw if raw else None)
+                disk_bytes=disk, size_ratio=disk / raw if raw else None,
+                provider_batches=st.get("provider", {}).get("batches"),
+                provider_fallbacks=st.get("provider", {}).get("fallbacks"))
 
 
 def pair_order(impls, pair_index):
@@ -134,12 +140,15 @@ def run_pairs(label, impls, brokers, n_pairs, one_run, done_counter=None):
                 progress(f"{label} {impl.name} pair {p + 1}/{n_pairs}"
                          + (f" [{done_counter[0]}/{done_counter[1]}]" if done_counter else "")
                          + f": {r['records_s']:,.0f} rec/s, producer {r['producer_ms_per_mb']:.1f} / broker "
-                         f"{r['broker_ms_per_mb']:.1f} CPU ms/MB, p99 {r['p99_ms']:.0f} ms, {r['window_s']:.1f} s")
+                         f"{r['broker_ms_per_mb']:.1f} CPU ms/MB, p99 {r['p99_ms']:.0f} ms, {r['window_s']:.1f} s"
+                         + (f", provider {r['provider_batches']:,.0f} batches / {r['provider_fallbacks']:,.0f} "
+                            f"fallbacks" if r.get("provider_batches") is not None else ""))
     return samples
 
 
 def summarize(samples, keys=("records_s", "producer_ms_per_mb", "broker_ms_per_mb", "p99_ms", "avg_ms",
-                             "disk_bytes", "size_ratio", "window_s", "mb", "records")):
+                             "disk_bytes", "size_ratio", "window_s", "mb", "records", "provider_batches",
+                             "provider_fallbacks")):
     ok = [s for s in samples if s]
     if not ok:
         return None

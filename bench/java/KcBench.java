@@ -365,8 +365,24 @@ public final class KcBench {
             for (int x : l) sum += x;
             System.out.printf("done,%d,%d,%.3f,%.1f,%.2f,%.2f,%.2f%n", n, bytes, secs, n / secs, l[n / 2] / 1e3,
                 l[Math.min(n - 1, (int) (n * 0.99))] / 1e3, sum / n / 1e3);
+            providerCounters();
             System.out.flush();
             Thread.sleep(300);
+        }
+    }
+
+    /** With a KIP-1121 provider configured: "provider,codec,batches,fallbacks" from its JMX counters (this JVM). */
+    static void providerCounters() {
+        try {
+            javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+            for (javax.management.ObjectName name : server.queryNames(
+                    new javax.management.ObjectName("kafka.compression:type=compression-provider-metrics,*"), null)) {
+                System.out.printf("provider,%s,%.0f,%.0f%n", name.getKeyProperty("codec"),
+                    ((Number) server.getAttribute(name, "compression-batches-total")).doubleValue(),
+                    ((Number) server.getAttribute(name, "compression-fallbacks-total")).doubleValue());
+            }
+        } catch (Exception e) {
+            System.out.println("provider,error," + e);
         }
     }
 

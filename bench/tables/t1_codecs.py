@@ -118,12 +118,18 @@ def markdown(cfg, rows):
          "includes 1.00 is reported as *no difference measured*. *(not yet stable)*: leaving out the last pair "
          "moves the median by more than 3%. Size ratio = bytes on disk / bytes of records sent (batch headers "
          "included, so `none` is a little above 1). `window s` = median measured seconds per run. "
+         "A provider row's impl cell carries the provider's own counters in the producer JVM (median per run: "
+         "batches it compressed, batches it failed on and the built-in codec served). "
          "CSV: `table1_kip390.csv` (every per-pair band).\n"]
     for ds in sorted({r["dataset"] for r in rows}, key=lambda d: d != "json-records"):
         L.append(f"### {ds}\n")
         trs = []
         for r in [x for x in rows if x["dataset"] == ds]:
-            head = [level_label(r["codec"], r["level"]), BATCH_LABEL[r["batch"]], r["impl"]]
+            impl = r["impl"]
+            if r.get("provider_batches") is not None:
+                # the provider's own JMX counters in the producer: it compressed, and how often it fell back
+                impl += f" ({r['provider_batches']:,.0f} batches, {r['provider_fallbacks']:,.0f} fallbacks)"
+            head = [level_label(r["codec"], r["level"]), BATCH_LABEL[r["batch"]], impl]
             if r.get("status") != "ok":
                 trs.append(head + [r["status"]] + [""] * 9)
                 continue
