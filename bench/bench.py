@@ -137,7 +137,8 @@ def profiles_and_limits(cfg, brokers, impls, t1, profile_provider):
             c = mine and mine.get("cmp_producer_ms_per_mb")
             limits.append({"impl": impl.name, "level": level, "speed": speed, "share": share, "share_source": source,
                            "bound": t5_codec.amdahl(share, speed),
-                           "measured": f"producer CPU/MB {c['median']:.2f}x" if c else ""})
+                           "measured": f"producer CPU/MB {c['median']:.2f}x" if c else "",
+                           "measured_ratio": c["median"] if c else None})
     return profiles, limits
 
 

@@ -47,8 +47,13 @@ def limits_markdown(limits):
     if not limits:
         return ("Engine limits: not computed (needs bench/codec's CSV of this run and a profile or the stock `none` "
                 "and gzip rows of table 1).\n")
-    trs = [[l["impl"], f"gzip-{l['level']}", f"{l['speed']:.2f}x", f"{l['share'] * 100:.0f}% ({l['share_source']})",
-            f"{l['bound']:.2f}x", f"{1 / l['bound']:.2f}x", l.get("measured", "")] for l in limits]
+    trs = []
+    for l in limits:
+        m = l.get("measured_ratio")
+        note = (" **below the bound**: this run's codec speed or compressing share is off (noise), so the bound is "
+                "not reliable here" if m is not None and m < 0.95 * l["bound"] else "")
+        trs.append([l["impl"], f"gzip-{l['level']}", f"{l['speed']:.2f}x", f"{l['share'] * 100:.0f}% ({l['share_source']})",
+                    f"{l['bound']:.2f}x", f"{1 / l['bound']:.2f}x", l.get("measured", "") + note])
     return ("Engine limits on this CPU: **speed** = the provider's compression MB/s over the built-in codec's at that "
             "level for 1 MiB batches (bench/codec, table 5); **share** = the part of the stock producer's CPU that "
             "compresses (from the JFR profile when there is one: samples with `Deflater` or `CRC32` in the stack; "
