@@ -20,7 +20,9 @@ while [[ $# -gt 0 ]]; do
         --only|--sla-ms) PASS+=("$1" "$2"); shift 2 ;;
         -h|--help)
             sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
-            echo "Full run: about 40 minutes + 6 per provider on 2 cores (it prints its estimate first); --quick: under 10 minutes."
+            echo "Full run: about 65 minutes + 25 per provider on 2 quiet cores (it prints its estimate first); --quick: about 20."
+            echo "Primary figure: CPU ms per MB of records (producer and broker), in interleaved stock/patched pairs,"
+            echo "judged against a calibration row (none, stock vs patched). Methodology: docs/benchmarks.md."
             exit 0 ;;
         *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
     esac

@@ -39,7 +39,15 @@ import java.util.zip.GZIPOutputStream;
  *     16 KiB BufferedOutputStream, as Kafka 4.3.1 does). PROVIDERS is a comma list of
  *     "builtin" and CompressionService class names (called by reflection, so this file
  *     compiles against stock jars). Prints one CSV line per cell.
- * sla BOOTSTRAP TOPIC PROPS FILE STOP_P99_MS STEP_SECONDS REPEATS STEP_FACTOR
+ * throughput BOOTSTRAP TOPIC PROPS FILE WARMUP_SECONDS SECONDS
+ *     Tables 1 and 4 and the calibration row: one producer sends FILE's lines one after another,
+ *     cycling, unthrottled, as ProducerPerformance does (one send per record with a callback).
+ *     For WARMUP_SECONDS it warms up; those records are flushed, "steady,records,bytes,seconds"
+ *     is printed and the producer pauses 300 ms so the driver can read the CPU counters of this
+ *     JVM and of the broker in /proc at a quiet moment; then it sends for SECONDS, flushes and
+ *     prints "done,records,bytes,seconds,records_s,p50_ms,p99_ms,avg_ms" (latency send to ack,
+ *     measured records only), followed by another 300 ms pause before the producer closes.
+ * sla BOOTSTRAP TOPIC PROPS FILE STOP_P99_MS STEP_SECONDS REPEATS STEP_FACTOR [FIXED_RATE]
  *     KIP-1121 table: one producer (one JVM for all steps), fixed-rate sends of FILE's lines;
  *     5 s unthrottled warm-up, then 5 s unthrottled give the saturation rate P; then rates from
  *     0.2 P up by STEP_FACTOR, REPEATS x STEP_SECONDS each, latency send-to-ack per record; stops
@@ -47,6 +55,8 @@ import java.util.zip.GZIPOutputStream;
  *     measured once more and only a second failure stops; the first is printed as "retry,..."),
  *     or the rate passes 3 P.
  *     Prints "peak,..." then "step,target,achieved,p50_ms,p99_ms,avg_ms,raw_bytes".
+ *     FIXED_RATE (optional, records/s; negative: that fraction of P) first measures REPEATS x
+ *     STEP_SECONDS at that one rate, printed as "fixed,...", the same for every implementation.
  * check CLASS
  *     prints "available" if the provider instantiates and its checkAvailable() passes, else the reason.
  * keyed BOOTSTRAP TOPIC RECORDS KEYS PROPS FILE
@@ -66,6 +76,9 @@ public final class KcBench {
                 break;
             case "sla":
                 sla(args);
+                break;
+            case "throughput":
+                throughput(args);
                 break;
             case "check":
                 try {
@@ -292,14 +305,92 @@ public final class KcBench {
             sum / Math.max(sent, 1) / 1e6};
     }
 
+    static List<byte[]> values(String file) throws IOException {
+        List<byte[]> values = new ArrayList<>();
+        for (String line : Files.readAllLines(Paths.get(file), StandardCharsets.UTF_8)) {
+            if (!line.isEmpty()) values.add(line.getBytes(StandardCharsets.UTF_8));
+        }
+        return values;
+    }
+
+    static void throughput(String[] args) throws Exception {
+        String topic = args[2];
+        Properties props = producerProps(args[1], args[3]);
+        List<byte[]> values = values(args[4]);
+        double warmupSeconds = Double.parseDouble(args[5]);
+        double seconds = Double.parseDouble(args[6]);
+        final int cap = 8_000_000;          // latency samples (microseconds); the window ends early when full
+        final int[] lat = new int[cap];
+        final java.util.concurrent.atomic.AtomicReference<Exception> error = new java.util.concurrent.atomic.AtomicReference<>();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
+            int next = 0;
+            long warmRecords = 0;
+            long warmBytes = 0;
+            long t0 = System.nanoTime();
+            long end = t0 + (long) (warmupSeconds * 1e9);
+            while ((warmRecords & 255) != 0 || System.nanoTime() < end) {
+                byte[] v = values.get(next);
+                next = (next + 1) % values.size();
+                producer.send(new ProducerRecord<>(topic, v), (md, e) -> {
+                    if (e != null) error.compareAndSet(null, e);
+                });
+                warmRecords++;
+                warmBytes += v.length;
+            }
+            producer.flush();
+            System.out.printf("steady,%d,%d,%.3f%n", warmRecords, warmBytes, (System.nanoTime() - t0) / 1e9);
+            System.out.flush();
+            Thread.sleep(300);
+            long bytes = 0;
+            int n = 0;
+            long start = System.nanoTime();
+            end = start + (long) (seconds * 1e9);
+            while (n < cap && ((n & 255) != 0 || System.nanoTime() < end)) {
+                byte[] v = values.get(next);
+                next = (next + 1) % values.size();
+                bytes += v.length;
+                final int idx = n++;
+                final long t = System.nanoTime();
+                producer.send(new ProducerRecord<>(topic, v), (md, e) -> {
+                    lat[idx] = (int) Math.min(Integer.MAX_VALUE, (System.nanoTime() - t) / 1000);
+                    if (e != null) error.compareAndSet(null, e);
+                });
+            }
+            producer.flush();
+            double secs = (System.nanoTime() - start) / 1e9;
+            if (error.get() != null) throw error.get();
+            int[] l = Arrays.copyOf(lat, n);
+            Arrays.sort(l);
+            double sum = 0;
+            for (int x : l) sum += x;
+            System.out.printf("done,%d,%d,%.3f,%.1f,%.2f,%.2f,%.2f%n", n, bytes, secs, n / secs, l[n / 2] / 1e3,
+                l[Math.min(n - 1, (int) (n * 0.99))] / 1e3, sum / n / 1e3);
+            providerCounters();
+            System.out.flush();
+            Thread.sleep(300);
+        }
+    }
+
+    /** With a KIP-1121 provider configured: "provider,codec,batches,fallbacks" from its JMX counters (this JVM). */
+    static void providerCounters() {
+        try {
+            javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+            for (javax.management.ObjectName name : server.queryNames(
+                    new javax.management.ObjectName("kafka.compression:type=compression-provider-metrics,*"), null)) {
+                System.out.printf("provider,%s,%.0f,%.0f%n", name.getKeyProperty("codec"),
+                    ((Number) server.getAttribute(name, "compression-batches-total")).doubleValue(),
+                    ((Number) server.getAttribute(name, "compression-fallbacks-total")).doubleValue());
+            }
+        } catch (Exception e) {
+            System.out.println("provider,error," + e);
+        }
+    }
+
     static void sla(String[] args) throws Exception {
         String bootstrap = args[1];
         String topic = args[2];
         Properties props = producerProps(bootstrap, args[3]);
-        List<byte[]> values = new ArrayList<>();
-        for (String line : Files.readAllLines(Paths.get(args[4]), StandardCharsets.UTF_8)) {
-            if (!line.isEmpty()) values.add(line.getBytes(StandardCharsets.UTF_8));
-        }
+        List<byte[]> values = values(args[4]);
         double stopMs = Double.parseDouble(args[5]);
         double seconds = Double.parseDouble(args[6]);
         int repeats = Integer.parseInt(args[7]);
@@ -310,18 +401,21 @@ public final class KcBench {
             double[] peak = window(producer, topic, values, -1, 5, raw);
             System.out.printf("peak,%.0f,%.2f%n", peak[0], peak[2]);
             System.out.flush();
+            double fixed = args.length > 9 ? Double.parseDouble(args[9]) : 0;
+            if (fixed != 0) {
+                double fixedRate = fixed < 0 ? -fixed * peak[0] : fixed;
+                double[][] reps = new double[repeats][];
+                for (int r = 0; r < repeats; r++) reps[r] = window(producer, topic, values, fixedRate, seconds, raw);
+                double[] med = medians(reps);
+                System.out.printf("fixed,%.0f,%.0f,%.2f,%.2f,%.2f,%d%n", fixedRate, med[0], med[1], med[2], med[3], raw[0]);
+                System.out.flush();
+            }
             double rate = 0.2 * peak[0];
             boolean retried = false;
             while (rate <= 3 * peak[0]) {
                 double[][] reps = new double[repeats][];
                 for (int r = 0; r < repeats; r++) reps[r] = window(producer, topic, values, rate, seconds, raw);
-                double[] med = new double[4];
-                for (int k = 0; k < 4; k++) {
-                    double[] col = new double[repeats];
-                    for (int r = 0; r < repeats; r++) col[r] = reps[r][k];
-                    Arrays.sort(col);
-                    med[k] = col[repeats / 2];
-                }
+                double[] med = medians(reps);
                 boolean failed = med[2] > stopMs || med[0] < 0.9 * rate;
                 // one latency spike (a GC, a page-cache flush on the broker) must not end the run: re-measure once
                 String kind = failed && !retried ? "retry" : "step";
@@ -332,5 +426,16 @@ public final class KcBench {
                 if (!failed) rate *= factor;
             }
         }
+    }
+
+    static double[] medians(double[][] reps) {
+        double[] med = new double[4];
+        for (int k = 0; k < 4; k++) {
+            double[] col = new double[reps.length];
+            for (int r = 0; r < reps.length; r++) col[r] = reps[r][k];
+            Arrays.sort(col);
+            med[k] = col[reps.length / 2];
+        }
+        return med;
     }
 }

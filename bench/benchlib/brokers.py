@@ -1,0 +1,212 @@
+"""The implementations compared (stock release jars, this distribution with or without a provider), their
+single-node KRaft brokers and their command-line tools."""
+
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+
+from benchlib.common import (BROKER_HEAP, CLASSES, CLK_TCK, DIST, JVM_PERF, LOGS, TOOL_HEAP, UPSTREAM, WORK, free_port,
+                             java_tool)
+
+
+def proc_cpu_seconds(pid):
+    """utime + stime of a process, from /proc/<pid>/stat (fields 14 and 15), in seconds; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+class Impl:
+    def __init__(self, name, patched, provider=None):
+        self.name = name
+        self.patched = patched
+        self.provider = provider        # provider class or None
+        self.status = "ok"
+        self.evidence = None
+
+    def provider_props(self):
+        if not self.provider:
+            return {}
+        return {"compression.gzip.provider": self.provider, "compression.gzip.provider.required": "true"}
+
+    def env(self, heap, log_dir):
+        env = dict(os.environ)
+        env["KAFKA_HEAP_OPTS"] = heap
+        env["KAFKA_JVM_PERFORMANCE_OPTS"] = JVM_PERF
+        env["LOG_DIR"] = log_dir
+        env.pop("CLASSPATH", None)
+        env.pop("KAFKA_OPTS", None)
+        return env
+
+    def cmd(self, kind, args, heap=TOOL_HEAP, log_dir=LOGS, extra_jvm=""):
+        """Command line for a tool/broker: the dist's bin/ scripts, or the same JVM flags on the stock jars."""
+        scripts = {"broker": "kafka-server-start.sh", "storage": "kafka-storage.sh",
+                   "perf": "kafka-producer-perf-test.sh", "topics": "kafka-topics.sh",
+                   "configs": "kafka-configs.sh", "run": "kafka-run-class.sh"}
+        classes = {"broker": "kafka.Kafka", "storage": "kafka.tools.StorageTool",
+                   "perf": "org.apache.kafka.tools.ProducerPerformance",
+                   "topics": "org.apache.kafka.tools.TopicCommand", "configs": "kafka.admin.ConfigCommand"}
+        env = self.env(heap, log_dir)
+        log4j = os.path.join(DIST, "config", "log4j2.yaml" if kind == "broker" else "tools-log4j2.yaml")
+        env["KAFKA_LOG4J_OPTS"] = f"-Dlog4j2.configurationFile={log4j}"
+        if extra_jvm:
+            env["KAFKA_OPTS"] = extra_jvm
+        if self.patched:
+            if kind == "run":
+                env["CLASSPATH"] = CLASSES
+            return [os.path.join(DIST, "bin", scripts[kind])] + args, env
+        cls = classes.get(kind)
+        cp = os.path.join(UPSTREAM, "libs", "*")
+        if kind == "run":
+            cp = CLASSES + ":" + cp
+            cls = args[0]
+            args = args[1:]
+        java = java_tool("java")
+        jmx = ("-Dcom.sun.management.jmxremote=true -Dcom.sun.management.jmxremote.authenticate=false "
+               "-Dcom.sun.management.jmxremote.ssl=false")
+        cmd = [java] + heap.split() + JVM_PERF.split() + jmx.split() + [
+            f"-Dkafka.logs.dir={log_dir}", f"-Dlog4j2.configurationFile={log4j}", "-cp", cp]
+        cmd += extra_jvm.split() + [cls] + args
+        return cmd, env
+
+
+def run(cmd, env, log, timeout=900, check=True):
+    with open(log, "a") as f:
+        f.write("\n$ " + " ".join(cmd) + "\n")
+        f.flush()
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        f.write(p.stdout)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"command failed ({p.returncode}), see {log}: {' '.join(cmd[:3])} ...\n" + p.stdout[-2000:])
+    return p.stdout
+
+
+def run_stream(cmd, env, log, on_line, timeout=3600, on_start=None):
+    """Like run(), but hands each output line to on_line as it comes (progress during long runs, CPU samples at the
+    tool's own marks); on_start gets the Popen (its pid is the JVM's: the bin/ scripts exec java)."""
+    out = []
+    deadline = time.time() + timeout
+    with open(log, "a") as f:
+        f.write("\n$ " + " ".join(cmd) + "\n")
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if on_start:
+            on_start(p)
+        for line in p.stdout:
+            f.write(line)
+            out.append(line)
+            on_line(line.rstrip("\n"))
+            if time.time() > deadline:
+                p.kill()
+        rc = p.wait()
+    if rc != 0:
+        raise RuntimeError(f"command failed ({rc}), see {log}\n" + "".join(out[-20:]))
+    return "".join(out)
+
+
+class Broker:
+    def __init__(self, impl, tag, extra=None):
+        self.impl = impl
+        self.tag = tag
+        self.dir = os.path.join(WORK, tag)
+        self.port = free_port()
+        self.cport = free_port()
+        self.extra = dict(extra or {})
+        self.proc = None
+        self.log = os.path.join(LOGS, f"broker-{tag}.out")
+
+    @property
+    def bootstrap(self):
+        return f"127.0.0.1:{self.port}"
+
+    def start(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        self.logdir = os.path.join(self.dir, "logs")
+        self.datadir = os.path.join(self.dir, "data")
+        props = {
+            "process.roles": "broker,controller", "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{self.cport}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.cport}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "controller.listener.names": "CONTROLLER", "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": self.datadir, "num.partitions": "1",
+            "num.network.threads": "3", "num.io.threads": "8",
+            "offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1", "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1", "group.initial.rebalance.delay.ms": "0",
+            "log.segment.bytes": "1073741824", "log.cleaner.backoff.ms": "500",
+            "auto.create.topics.enable": "true",
+        }
+        props.update(self.impl.provider_props())
+        props.update(self.extra)
+        self.props_file = os.path.join(self.dir, "server.properties")
+        with open(self.props_file, "w") as f:
+            for k, v in props.items():
+                f.write(f"{k}={v}\n")
+        cmd, env = self.impl.cmd("storage", ["format", "-t", str(uuid.uuid4()), "-c", self.props_file],
+                                 log_dir=self.logdir)
+        run(cmd, env, self.log, timeout=180)
+        cmd, env = self.impl.cmd("broker", [self.props_file], heap=BROKER_HEAP, log_dir=self.logdir)
+        out = open(self.log, "a")
+        self.proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.time() + 180
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"broker {self.tag} exited ({self.proc.returncode}); see {self.log}")
+            server_log = os.path.join(self.logdir, "server.log")
+            text = ""
+            for fn in (self.log, server_log):
+                if os.path.exists(fn):
+                    with open(fn, errors="replace") as f:
+                        text += f.read()
+            if "Kafka Server started" in text or "started (kafka.server.KafkaRaftServer)" in text:
+                m = re.search(r"Compression provider for gzip: ([^\n]*?) \(class ", text)
+                if m:
+                    self.impl.evidence = m.group(1)   # the broker's own start-up line: the provider really is in use
+                return self
+            time.sleep(1)
+        raise RuntimeError(f"broker {self.tag} did not start in 180 s; see {self.log}")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def cpu_seconds(self):
+        return proc_cpu_seconds(self.proc.pid)
+
+    def topic_bytes(self, topic):
+        total = 0
+        for fn in glob.glob(os.path.join(self.datadir, f"{topic}-*", "*.log")):
+            total += os.path.getsize(fn)
+        return total
+
+    def tool(self, kind, args, timeout=300):
+        cmd, env = self.impl.cmd(kind, args)
+        return run(cmd, env, os.path.join(LOGS, f"tools-{self.tag}.log"), timeout=timeout)
+
+    def create_topic(self, topic, configs):
+        args = ["--bootstrap-server", self.bootstrap, "--create", "--topic", topic,
+                "--partitions", "1", "--replication-factor", "1"]
+        for k, v in configs.items():
+            args += ["--config", f"{k}={v}"]
+        self.tool("topics", args)
+
+    def alter_topic(self, topic, configs):
+        self.tool("configs", ["--bootstrap-server", self.bootstrap, "--alter", "--entity-type", "topics",
+                              "--entity-name", topic, "--add-config",
+                              ",".join(f"{k}={v}" for k, v in configs.items())])

@@ -1,0 +1,1 @@
+"""One module per table of the benchmark report; each has run(...) returning rows and markdown(...) rendering them."""

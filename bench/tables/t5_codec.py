@@ -1,0 +1,65 @@
+"""Table 5, the providers' codec micro-benchmark (bench/codec/run.sh, run by bench.sh before this driver), and the
+engine limits that follow from it: each provider's compression speed over the built-in codec (zlib) per level on
+this CPU, and, with the share of producer CPU the built-in codec spends compressing (from the JFR profile), the
+Amdahl bound on what the provider can save end to end."""
+
+import csv
+import os
+
+from benchlib.common import CODEC_BENCH_NAMES, OUT, md_table
+
+CSV = os.path.join(OUT, "codec", "results.csv")
+
+
+def speedups():
+    """{(impl name, level, batch bytes): compress speed over the built-in codec} from bench/codec's CSV of this run."""
+    out = {}
+    if not os.path.exists(CSV):
+        return out
+    with open(CSV) as f:
+        for r in csv.DictReader(f):
+            try:
+                out[(CODEC_BENCH_NAMES.get(r["provider"], r["provider"]), int(r["level"]), int(r["batch_bytes"]))] = \
+                    float(r["compress_speedup"])
+            except (KeyError, ValueError):
+                continue
+    return out
+
+
+def speedup(impl, level, batch=1048576):
+    s = speedups()
+    return s.get((impl, level, batch)) or s.get((impl, level, max((k[2] for k in s if k[:2] == (impl, level)),
+                                                                   default=0)))
+
+
+def amdahl(share, speed):
+    """Producer CPU per MB with the provider / without, at best: the compressing share runs `speed` times faster,
+    the rest (record building, batching, network) is unchanged."""
+    return (1 - share) + share / speed
+
+
+def markdown(codec_text):
+    return "## 5. Codec micro-benchmarks (bench/codec/)\n\n" + codec_text + "\n"
+
+
+def limits_markdown(limits):
+    """limits: list of dicts from the driver (impl, level, share, share_source, speed, bound)."""
+    if not limits:
+        return ("Engine limits: not computed (needs bench/codec's CSV of this run and a profile or the stock `none` "
+                "and gzip rows of table 1).\n")
+    trs = []
+    for l in limits:
+        m = l.get("measured_ratio")
+        note = (" **below the bound**: this run's codec speed or compressing share is off (noise), so the bound is "
+                "not reliable here" if m is not None and m < 0.95 * l["bound"] else "")
+        trs.append([l["impl"], f"gzip-{l['level']}", f"{l['speed']:.2f}x", f"{l['share'] * 100:.0f}% ({l['share_source']})",
+                    f"{l['bound']:.2f}x", f"{1 / l['bound']:.2f}x", l.get("measured", "") + note])
+    return ("Engine limits on this CPU: **speed** = the provider's compression MB/s over the built-in codec's at that "
+            "level for 1 MiB batches (bench/codec, table 5); **share** = the part of the stock producer's CPU that "
+            "compresses (from the JFR profile when there is one: samples with `Deflater` or `CRC32` in the stack; "
+            "else 1 - CPU/MB of `none` / CPU/MB of that gzip level, both stock, table 1). Amdahl: producer CPU per "
+            "MB cannot fall below (1 - share) + share / speed of stock's, so records/s of a producer-bound run "
+            "cannot rise above its inverse.\n\n"
+            + md_table(["provider", "level", "speed over built-in", "compressing share of stock producer CPU",
+                        "bound: producer CPU/MB vs stock >=", "bound: records/s vs stock <=", "measured (table 1)"],
+                       trs) + "\n")
