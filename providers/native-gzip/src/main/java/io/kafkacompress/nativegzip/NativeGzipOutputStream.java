@@ -70,7 +70,7 @@ final class NativeGzipOutputStream extends OutputStream {
                 // array without copying it into this stream's buffer; written on close
                 held = GzipEngines.compressMember(level, b, off, len);
             } else {
-                streaming = new GzipOutputStream(new NonClosing(out), STREAM_BUFFER, level);
+                streaming = new GzipOutputStream(out, STREAM_BUFFER, level);
                 streaming.write(b, off, len);
             }
             return;
@@ -98,7 +98,7 @@ final class NativeGzipOutputStream extends OutputStream {
     /** Grows the buffer, or, past {@link #WHOLE_MAX}, starts streaming the batch with what the buffer holds. */
     private void makeRoom(int wanted) throws IOException {
         if ((long) count + wanted > WHOLE_MAX) {
-            streaming = new GzipOutputStream(new NonClosing(out), STREAM_BUFFER, level);
+            streaming = new GzipOutputStream(out, STREAM_BUFFER, level);
             streaming.write(buf, 0, count);
             buf = EMPTY;
             count = 0;
@@ -128,32 +128,18 @@ final class NativeGzipOutputStream extends OutputStream {
     public void close() throws IOException {
         if (closed) return;
         closed = true;
+        if (streaming != null) {
+            buf = null;
+            streaming.close();   // ends the member, flushes and closes out
+            return;
+        }
         try {
-            if (held != null) out.write(held);
-            else if (streaming != null) streaming.close();   // ends the member; the framework's stream is closed below
-            else out.write(GzipEngines.compressMember(level, buf, 0, count));
+            out.write(held != null ? held : GzipEngines.compressMember(level, buf, 0, count));
             out.flush();
         } finally {
             buf = null;
             held = null;
             out.close();
-        }
-    }
-
-    /** Lets GzipOutputStream finish its member without closing the framework's stream. */
-    private static final class NonClosing extends java.io.FilterOutputStream {
-        NonClosing(OutputStream out) {
-            super(out);
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            out.write(b, off, len);
-        }
-
-        @Override
-        public void close() throws IOException {
-            out.flush();
         }
     }
 

@@ -13,7 +13,7 @@ import org.apache.kafka.common.config.ConfigException;
 import com.intel.qat.QatZipper;
 
 import java.io.ByteArrayInputStream;
-import java.io.FilterOutputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -210,9 +210,11 @@ public class QatGzipCompressionService implements CompressionService, Configurab
             else z.end();   // a session that failed is not reused
         }
         notOneMember++;
-        try (GzipOutputStream gz = new GzipOutputStream(new NonClosingOutputStream(out), 8 * 1024, level)) {
+        ByteArrayOutputStream member = new ByteArrayOutputStream(len / 4 + 64);
+        try (GzipOutputStream gz = new GzipOutputStream(member, 8 * 1024, level)) {
             gz.write(in, off, len);
         }
+        member.writeTo(out);
     }
 
     /** Batches QATzip wrote as more than one member, rewritten by the built-in writer (for tests). */
@@ -227,23 +229,6 @@ public class QatGzipCompressionService implements CompressionService, Configurab
 
     private static int le32(byte[] b, int p) {
         return (b[p] & 0xff) | (b[p + 1] & 0xff) << 8 | (b[p + 2] & 0xff) << 16 | (b[p + 3] & 0xff) << 24;
-    }
-
-    /** Lets GzipOutputStream end its member without closing the framework's stream. */
-    static final class NonClosingOutputStream extends FilterOutputStream {
-        NonClosingOutputStream(OutputStream out) {
-            super(out);
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            out.write(b, off, len);
-        }
-
-        @Override
-        public void close() throws IOException {
-            out.flush();
-        }
     }
 
     private synchronized ZipperPool pool(int level) {

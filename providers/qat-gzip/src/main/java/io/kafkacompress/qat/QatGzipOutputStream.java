@@ -46,7 +46,7 @@ final class QatGzipOutputStream extends OutputStream {
         ensureOpen();
         if ((off | len | (b.length - (len + off)) | (off + len)) < 0) throw new IndexOutOfBoundsException();
         if (streaming == null && (long) count + len > QatGzipCompressionService.WHOLE_MAX) {
-            streaming = new GzipOutputStream(new QatGzipCompressionService.NonClosingOutputStream(out), STREAM_BUFFER, level);
+            streaming = new GzipOutputStream(out, STREAM_BUFFER, level);
             streaming.write(buf, 0, count);
             buf = null;
             count = 0;
@@ -71,9 +71,12 @@ final class QatGzipOutputStream extends OutputStream {
     public void close() throws IOException {
         if (closed) return;
         closed = true;
+        if (streaming != null) {
+            streaming.close();   // ends the member, flushes and closes out
+            return;
+        }
         try {
-            if (streaming != null) streaming.close();   // ends the member; the framework's stream is closed below
-            else service.compressBatch(level, buf, 0, count, out);
+            service.compressBatch(level, buf, 0, count, out);
             out.flush();
         } finally {
             buf = null;
