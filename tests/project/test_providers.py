@@ -5,7 +5,11 @@
   cycles with flat RSS, 16 threads); the QAT provider checks that it reports itself unavailable where QATzip is
   missing (bookworm) and that nothing crashes.
 - The QAT provider's software path in a Debian trixie container (QATzip installed, no QAT device): the same JUnit
-  class with KC_QAT_EXPECT=available. Skipped, with the reason printed, when no container engine works here.
+  class with KC_QAT_EXPECT=available (one gzip member per batch from 0 B to 64 MiB, the reproducer corpus and a
+  30 s differential fuzz run against Kafka's built-in gzip reader, seed printed).
+- Both providers: exactly one gzip member per batch (0 B-64 MiB), the corpus of reproducers
+  (providers/testkit/corpus) and a 60 s differential fuzz run (NativeGzipConformanceTest) on the host.
+  The container part is skipped, with the reason printed, when no container engine works here.
 """
 import os
 import re
@@ -46,6 +50,8 @@ def test_native_gzip_junit(junit_on_host):
     rc, out = junit_on_host
     assert rc == 0, out[-6000:]
     assert "[native-gzip] 100,000 cycles: VmRSS" in out
+    assert "[native-gzip] one gzip member per batch: 0 B to 64 MiB" in out
+    assert re.search(r"\[native-gzip\] fuzz: seed -?\d+, \d+ s, [\d,]+ inputs", out), out[-3000:]
     assert "bit flips:" in out
 
 
@@ -104,6 +110,7 @@ def test_qat_software_path_in_trixie_container(junit_on_host):
     cmd = [engine, "run", "--rm", "--user", "0", "--network", "none", "--entrypoint", "java",
            "-v", f"{ROOT}:{ROOT}:ro", "-v", f"{m2}:{m2}:ro", "-v", f"{shared}:{shared}:ro",
            "-e", "KC_QAT_EXPECT=available", "-e", f"KC_DATA_DIR={shared}/data",
+           "-e", f"KC_CORPUS_DIR={ROOT}/providers/testkit/corpus",
            image, "-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch", "-Dkc.qat.cycles=100000",
            "-jar", str(launcher), "execute", "--disable-banner", "--details=summary",
            "--class-path", ":".join(cp), "--select-class", "io.kafkacompress.qat.QatGzipCompressionServiceTest"]
@@ -119,6 +126,8 @@ def test_qat_software_path_in_trixie_container(junit_on_host):
     assert skipped and skipped.group(1) == "0", "QAT tests were skipped in the container: " + out[-3000:]
     failed = re.search(r"(\d+) tests failed", out)
     assert failed and failed.group(1) == "0", out[-8000:]
+    assert "[qat-gzip] one gzip member per batch: 0 B to 64 MiB" in out
+    assert re.search(r"\[qat-gzip\] fuzz: seed -?\d+, \d+ s, [\d,]+ inputs", out), out[-3000:]
 
 
 # ---------------------------------------------------------------------------------------------------------------

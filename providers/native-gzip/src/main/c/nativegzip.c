@@ -6,9 +6,10 @@
  * this library always loads, and a host without the engines gets an error message
  * (reported by checkAvailable()) instead of an UnsatisfiedLinkError or a crash.
  *
- * Every entry point works on whole buffers (a whole batch, or a chunk of at least
- * 16 KiB): no per-byte native calls. Native state (compressors, inflate states) is
- * owned by a handle that Java keeps in one context object used by one thread at a time.
+ * The engines compress (decompression is zlib's, through java.util.zip, as in Kafka's
+ * built-in codec: see NativeGzipInputStream). Every entry point works on a whole batch:
+ * no per-byte native calls. Native state (compressors) is owned by a handle that Java
+ * keeps in a pool and uses from one thread at a time.
  */
 #include <jni.h>
 #include <dlfcn.h>
@@ -21,16 +22,10 @@
 
 static __typeof__(&isal_deflate_init) p_isal_deflate_init;
 static __typeof__(&isal_deflate) p_isal_deflate;
-static __typeof__(&isal_inflate_init) p_isal_inflate_init;
-static __typeof__(&isal_inflate) p_isal_inflate;
 static __typeof__(&libdeflate_alloc_compressor) p_ld_alloc;
 static __typeof__(&libdeflate_free_compressor) p_ld_free;
 static __typeof__(&libdeflate_gzip_compress) p_ld_gzip;
 static __typeof__(&libdeflate_gzip_compress_bound) p_ld_bound;
-static __typeof__(&libdeflate_alloc_decompressor) p_ld_dalloc;
-static __typeof__(&libdeflate_free_decompressor) p_ld_dfree;
-static __typeof__(&libdeflate_deflate_decompress_ex) p_ld_inflate;
-static __typeof__(&libdeflate_crc32) p_ld_crc32;
 
 static int loaded = 0;
 
@@ -52,16 +47,10 @@ JNIEXPORT jstring JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_init(JNIEn
     if (!ld) { snprintf(err, sizeof(err), "libdeflate not loadable (%s): %s", dn, dlerror()); goto fail; }
     SYM(isal, p_isal_deflate_init, "isal_deflate_init");
     SYM(isal, p_isal_deflate, "isal_deflate");
-    SYM(isal, p_isal_inflate_init, "isal_inflate_init");
-    SYM(isal, p_isal_inflate, "isal_inflate");
     SYM(ld, p_ld_alloc, "libdeflate_alloc_compressor");
     SYM(ld, p_ld_free, "libdeflate_free_compressor");
     SYM(ld, p_ld_gzip, "libdeflate_gzip_compress");
     SYM(ld, p_ld_bound, "libdeflate_gzip_compress_bound");
-    SYM(ld, p_ld_dalloc, "libdeflate_alloc_decompressor");
-    SYM(ld, p_ld_dfree, "libdeflate_free_decompressor");
-    SYM(ld, p_ld_inflate, "libdeflate_deflate_decompress_ex");
-    SYM(ld, p_ld_crc32, "libdeflate_crc32");
     (*env)->ReleaseStringUTFChars(env, isalName, in);
     (*env)->ReleaseStringUTFChars(env, deflateName, dn);
     loaded = 1;
@@ -99,38 +88,6 @@ JNIEXPORT jint JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldGzip(JNIEnv
     (*env)->ReleasePrimitiveArrayCritical(env, out, o, 0);
     (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT);
     return (jint)n;
-}
-
-/* ---------------------------------------------------------------- libdeflate inflate */
-
-JNIEXPORT jlong JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldInflaterNew(JNIEnv *env, jclass cls) {
-    return (jlong)(intptr_t)p_ld_dalloc();
-}
-
-JNIEXPORT void JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldInflaterFree(JNIEnv *env, jclass cls, jlong h) {
-    if (h) p_ld_dfree((struct libdeflate_decompressor *)(intptr_t)h);
-}
-
-/*
- * Decodes the raw deflate data in[inOff, inOff+inLen) at once into out[outOff, outOff+outLen). Returns 0 only if the deflate
- * data ends exactly at inLen, decodes to exactly outLen bytes and their CRC-32 is crc (a whole gzip member checked
- * against its trailer); 1 otherwise (the caller then reads the input with the streaming inflater, which reports
- * what is wrong); -1000 when the arrays could not be pinned.
- */
-JNIEXPORT jint JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldInflateMember(JNIEnv *env, jclass cls, jlong h,
-        jbyteArray in, jint inOff, jint inLen, jbyteArray out, jint outOff, jint outLen, jint crc) {
-    jbyte *i = (*env)->GetPrimitiveArrayCritical(env, in, NULL);
-    if (!i) return -1000;
-    jbyte *o = (*env)->GetPrimitiveArrayCritical(env, out, NULL);
-    if (!o) { (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT); return -1000; }
-    size_t used = 0, produced = 0;
-    enum libdeflate_result rc = p_ld_inflate((struct libdeflate_decompressor *)(intptr_t)h, i + inOff, (size_t)inLen,
-        o + outOff, (size_t)outLen, &used, &produced);
-    jint result = rc == LIBDEFLATE_SUCCESS && used == (size_t)inLen && produced == (size_t)outLen
-        && p_ld_crc32(0, o + outOff, produced) == (uint32_t)crc ? 0 : 1;
-    (*env)->ReleasePrimitiveArrayCritical(env, out, o, 0);
-    (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT);
-    return result;
 }
 
 /* ---------------------------------------------------------------- ISA-L deflate */
@@ -193,53 +150,4 @@ JNIEXPORT jint JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_isalGzip(JNIE
     (*env)->ReleasePrimitiveArrayCritical(env, out, o, 0);
     (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT);
     return result;
-}
-
-/* ---------------------------------------------------------------- ISA-L inflate */
-
-JNIEXPORT jlong JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_inflaterNew(JNIEnv *env, jclass cls) {
-    return (jlong)(intptr_t)malloc(sizeof(struct inflate_state));
-}
-
-JNIEXPORT void JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_inflaterFree(JNIEnv *env, jclass cls, jlong h) {
-    free((void *)(intptr_t)h);
-}
-
-/* start a raw deflate stream (the gzip header is parsed in Java, like GZIPInputStream does) */
-JNIEXPORT void JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_inflaterReset(JNIEnv *env, jclass cls, jlong h) {
-    struct inflate_state *s = (struct inflate_state *)(intptr_t)h;
-    p_isal_inflate_init(s);
-    s->crc_flag = ISAL_GZIP_NO_HDR;   /* compute the gzip CRC-32 of the output; the trailer is checked in Java */
-}
-
-/*
- * Inflate from in into out.
- * res[0] = input bytes used (when finished: up to the end of the deflate data),
- * res[1] = output bytes written, res[2] = 1 when the deflate stream ended, res[3] = CRC-32 so far.
- * Returns ISA-L's code (< 0: corrupt data), or -1000 when the arrays could not be pinned.
- */
-JNIEXPORT jint JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_inflate(JNIEnv *env, jclass cls, jlong h,
-        jbyteArray in, jint inOff, jint inLen, jbyteArray out, jint outOff, jint outLen, jintArray res) {
-    struct inflate_state *s = (struct inflate_state *)(intptr_t)h;
-    jbyte *i = (*env)->GetPrimitiveArrayCritical(env, in, NULL);
-    if (!i) return -1000;
-    jbyte *o = (*env)->GetPrimitiveArrayCritical(env, out, NULL);
-    if (!o) { (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT); return -1000; }
-    s->next_in = (uint8_t *)(i + inOff);
-    s->avail_in = (uint32_t)inLen;
-    s->next_out = (uint8_t *)(o + outOff);
-    s->avail_out = (uint32_t)outLen;
-    int rc = p_isal_inflate(s);
-    jint r[4];
-    int finished = s->block_state == ISAL_BLOCK_FINISH;
-    int used = inLen - (int)s->avail_in;
-    if (finished) used -= s->read_in_length / 8;   /* whole bytes read ahead past the end of the deflate data */
-    r[0] = used;
-    r[1] = outLen - (jint)s->avail_out;
-    r[2] = finished;
-    r[3] = (jint)s->crc;
-    (*env)->ReleasePrimitiveArrayCritical(env, out, o, 0);
-    (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT);
-    (*env)->SetIntArrayRegion(env, res, 0, 4, r);
-    return rc;
 }

@@ -5,7 +5,7 @@
 package io.kafkacompress.nativegzip;
 
 import java.io.IOException;
-import java.io.OutputStream;
+import java.util.Arrays;
 
 /**
  * Which engine compresses at which Kafka gzip level, and the pools of native compressors.
@@ -93,33 +93,30 @@ final class GzipEngines {
             return (int) Math.min(Integer.MAX_VALUE - 64, length + (length >> 4) + 1024L);
         }
 
-        /** Writes in[off, off+len) to out as one gzip member. */
-        void compress(byte[] in, int off, int len, OutputStream out) throws IOException {
+        /** in[off, off+len) as one gzip member. */
+        byte[] compress(byte[] in, int off, int len) throws IOException {
             int size = bound(len);
             for (int attempt = 0; ; attempt++) {
                 if (scratch == null || scratch.length < size) scratch = new byte[size];
                 int n = engine == Engine.ISAL
                     ? NativeGzip.isalGzip(handle, in, off, len, scratch, 0, scratch.length)
                     : NativeGzip.ldGzip(handle, in, off, len, scratch, 0, scratch.length);
-                if (n > 0) {
-                    out.write(scratch, 0, n);
-                    return;
-                }
+                if (n > 0) return Arrays.copyOf(scratch, n);
                 if (n < 0 || attempt >= 3) throw new IOException("native gzip: " + engine + " compression failed (" + n + ")");
                 size = (int) Math.min(Integer.MAX_VALUE - 64, 2L * size);
             }
         }
     }
 
-    /** Compresses in[off, off+len) as one gzip member at a Kafka level (1..9) and writes it to out. */
-    static void compressMember(int level, byte[] in, int off, int len, OutputStream out) throws IOException {
+    /** in[off, off+len) compressed as one gzip member at a Kafka level (1..9). */
+    static byte[] compressMember(int level, byte[] in, int off, int len) throws IOException {
         Engine engine = ENGINE[level];
         int engineLevel = engineLevel(level, len);
         NativeGzip.Pool<Compressor> pool = engine == Engine.ISAL ? ISAL_POOL : LIBDEFLATE_POOLS[engineLevel];
         Compressor c = pool.poll();
         if (c == null) c = Compressor.create(engine, engineLevel);
         try {
-            c.compress(in, off, len, out);
+            return c.compress(in, off, len);
         } finally {
             if (c.scratch != null && c.scratch.length > MAX_RETAINED_SCRATCH) c.scratch = null;
             pool.release(c);

@@ -80,27 +80,11 @@ final class NativeGzip {
 
     static native int ldGzip(long handle, byte[] in, int inOff, int inLen, byte[] out, int outOff, int outLen);
 
-    static native long ldInflaterNew();
-
-    static native void ldInflaterFree(long handle);
-
-    static native int ldInflateMember(long handle, byte[] in, int inOff, int inLen, byte[] out, int outOff, int outLen,
-                                      int crc);
-
     static native long isalDeflaterNew(int level);
 
     static native void isalDeflaterFree(long handle);
 
     static native int isalGzip(long handle, byte[] in, int inOff, int inLen, byte[] out, int outOff, int outLen);
-
-    static native long inflaterNew();
-
-    static native void inflaterFree(long handle);
-
-    static native void inflaterReset(long handle);
-
-    static native int inflate(long handle, byte[] in, int inOff, int inLen, byte[] out, int outOff, int outLen,
-                              int[] result);
 
     /**
      * Native memory owned by one Java object: freed explicitly ({@link #free()}), or by the cleaner if the object

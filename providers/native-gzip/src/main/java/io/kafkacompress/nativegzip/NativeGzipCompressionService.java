@@ -15,8 +15,8 @@ import java.util.Optional;
 
 /**
  * gzip through native engines: ISA-L and libdeflate (Debian's {@code libisal2} and {@code libdeflate0}), over JNI.
- * Writes standard gzip (one member per batch, or per 8 MiB of a bigger batch) and reads any gzip that
- * {@link java.util.zip.GZIPInputStream} reads, with the same errors. Thread safe: native state is pooled and used by
+ * Writes exactly one gzip member per batch, whatever its size, and reads exactly what Kafka's built-in gzip codec
+ * reads: the same bytes, or a failure where it fails. Thread safe: native state is pooled and used by
  * one thread at a time.
  */
 public class NativeGzipCompressionService implements CompressionService {
@@ -57,7 +57,7 @@ public class NativeGzipCompressionService implements CompressionService {
     @Override
     public String toString() {
         return "native gzip (JNI: ISA-L " + NativeGzip.ISAL_LIBRARY + " at level 1, libdeflate "
-            + NativeGzip.LIBDEFLATE_LIBRARY + " at levels 2-9; libdeflate inflate for single members, ISA-L inflate"
-            + " for the rest)";
+            + NativeGzip.LIBDEFLATE_LIBRARY + " at levels 2-9, zlib for batches over 8 MiB; zlib inflate, one call"
+            + " per single-member batch)";
     }
 }

@@ -11,6 +11,8 @@ import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
 
+import io.kafkacompress.testkit.GzipMembers;
+
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -164,7 +166,7 @@ public class NativeGzipCompressionServiceTest {
     @Test
     void wholeBatchWritesAndBigReadsRoundTrip() throws IOException {
         int[] sizes = {NativeGzipOutputStream.DIRECT_WRITE - 1, NativeGzipOutputStream.DIRECT_WRITE,
-            NativeGzipOutputStream.DIRECT_WRITE + 1, 1 << 20, NativeGzipOutputStream.MEMBER_SIZE + 5};
+            NativeGzipOutputStream.DIRECT_WRITE + 1, 1 << 20, NativeGzipOutputStream.WHOLE_MAX, NativeGzipOutputStream.WHOLE_MAX + 5};
         for (int level : new int[] {1, 6}) {
             for (int size : sizes) {
                 byte[] data = real(size);
@@ -174,8 +176,9 @@ public class NativeGzipCompressionServiceTest {
                 }
                 byte[] gz = bytes.toByteArray();
                 assertArrayEquals(data, builtInDecompress(gz), "one write, level " + level + ", " + size + " B");
+                GzipMembers.assertOneMember(gz, data.length, "one write, level " + level + ", " + size + " B");
                 // big reads (inflated in place), small reads (through the chunk) and both mixed
-                for (int[] reads : new int[][] {{1 << 20}, {NativeGzipInputStream.DIRECT_READ}, {100}, {1, 70_000, 3, 16_384, 9_000}}) {
+                for (int[] reads : new int[][] {{1 << 20}, {16 * 1024}, {100}, {1, 70_000, 3, 16_384, 9_000}}) {
                     ByteArrayOutputStream back = new ByteArrayOutputStream();
                     try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
                         byte[] buf = new byte[1 << 20];
@@ -189,7 +192,7 @@ public class NativeGzipCompressionServiceTest {
                 }
             }
         }
-        // a big write, then small ones: two members, one stream
+        // a big write, then small ones: still one member
         byte[] a = real(200_000);
         byte[] b = random(5_000, 7);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -204,6 +207,7 @@ public class NativeGzipCompressionServiceTest {
         expected.write(b);
         assertArrayEquals(expected.toByteArray(), builtInDecompress(bytes.toByteArray()));
         assertArrayEquals(expected.toByteArray(), providerDecompress(SERVICE, bytes.toByteArray()));
+        GzipMembers.assertOneMember(bytes.toByteArray(), expected.size(), "a big write, then small ones");
     }
 
     @Test
@@ -252,10 +256,11 @@ public class NativeGzipCompressionServiceTest {
         expected.write(a);
         assertArrayEquals(expected.toByteArray(), providerDecompress(SERVICE, concat.toByteArray()));
         assertArrayEquals(expected.toByteArray(), builtInDecompress(concat.toByteArray()));
-        // a batch over the member size is written as several members, read by the built-in codec
-        byte[] big = real(NativeGzipOutputStream.MEMBER_SIZE * 2 + 1000);
+        // a batch over the whole-buffer limit is streamed as one member
+        byte[] big = real(NativeGzipOutputStream.WHOLE_MAX * 2 + 1000);
         byte[] gz = providerCompress(SERVICE, big, 1);
         assertArrayEquals(big, builtInDecompress(gz));
+        GzipMembers.assertOneMember(gz, big.length, "streamed batch");
     }
 
     @Test
@@ -354,10 +359,13 @@ public class NativeGzipCompressionServiceTest {
                 back.add(buffer);
             }
         };
-        // over the whole-member limit: read by the streaming inflater, into one chunk from the provider
-        byte[] data = real(NativeGzipInputStream.WHOLE_MEMBER_MAX + 500_000);
+        // a member of up to the whole-member limit read in small pieces: decoded into one array from the provider
+        byte[] data = real(NativeGzipInputStream.WHOLE_MEMBER_MAX);
         try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(builtInCompress(data, 6)), provider)) {
-            assertArrayEquals(data, in.readAllBytes());
+            byte[] piece = new byte[1000];
+            ByteArrayOutputStream got = new ByteArrayOutputStream();
+            for (int n; (n = in.read(piece)) >= 0; ) got.write(piece, 0, n);
+            assertArrayEquals(data, got.toByteArray());
         }
         assertEquals(out, back);
         assertEquals(1, out.size());
@@ -375,7 +383,9 @@ public class NativeGzipCompressionServiceTest {
     @Test
     void singleMembersUpToTheLimitAreDecodedAtOnce() throws IOException {
         int max = NativeGzipInputStream.WHOLE_MEMBER_MAX;
-        for (int size : new int[] {0, 1, 16 * 1024, 100_000, max}) {
+        // an empty member is left to GZIPInputStream
+        assertDecodedWhole(false, builtInCompress(new byte[0], 6), new byte[0], "empty member");
+        for (int size : new int[] {1, 16 * 1024, 100_000, max}) {
             byte[] data = real(size);
             assertDecodedWhole(true, providerCompress(SERVICE, data, 6), data, "provider's member of " + size + " B");
             assertDecodedWhole(true, builtInCompress(data, 1), data, "built-in member of " + size + " B");
@@ -391,7 +401,7 @@ public class NativeGzipCompressionServiceTest {
         for (int n : new int[] {1, 8, 19}) {
             assertDecodedWhole(false, concat(member, new byte[n]), real(50_000), n + " zero bytes after the member");
         }
-        // a trailer that lies about the size or the CRC-32: left to the streaming inflater, which fails as built-in
+        // a trailer that lies about the size or the CRC-32: fails as with the built-in reader
         for (int at : new int[] {member.length - 1, member.length - 4, member.length - 5, member.length - 8}) {
             byte[] lie = member.clone();
             lie[at] ^= 0x01;
@@ -416,7 +426,8 @@ public class NativeGzipCompressionServiceTest {
             byte[] room = new byte[expected.length + 100];
             // decoded at once: one read returns it all; else reads may return less (a member at a time)
             int n = whole ? in.read(room, 7, room.length - 7) : in.readNBytes(room, 7, room.length - 7);
-            assertEquals(expected.length == 0 ? -1 : expected.length, n, what + ", one big read");
+            // (readNBytes gives 0 at the end of the stream)
+            assertEquals(expected.length == 0 ? (whole ? -1 : 0) : expected.length, n, what + ", one big read");
             assertArrayEquals(expected, Arrays.copyOfRange(room, 7, 7 + Math.max(n, 0)), what + ", one big read");
             assertEquals(-1, in.read(room, 0, room.length), what + ", after one big read");
             assertEquals(-1, in.read(), what + ", after one big read");

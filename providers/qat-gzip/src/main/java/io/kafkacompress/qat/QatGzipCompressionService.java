@@ -7,11 +7,13 @@ package io.kafkacompress.qat;
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.compress.CompressionService;
+import org.apache.kafka.common.compress.GzipOutputStream;
 import org.apache.kafka.common.config.ConfigException;
 
 import com.intel.qat.QatZipper;
 
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -20,6 +22,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.zip.CRC32;
 import java.util.zip.GZIPInputStream;
 
 /**
@@ -28,7 +31,8 @@ import java.util.zip.GZIPInputStream;
  * {@code hardware} (unavailable without a device), {@code software} (qat-java's AUTO mode on a host without devices;
  * qat-java 2.3.2 cannot force software where a device exists, so that combination is reported unavailable).
  * <p>
- * Compression: one QATzip call per batch (gzip member). Decompression: one QATzip call per batch when the batch is a
+ * Compression: exactly one gzip member per batch, from one QATzip call (batches up to 8 MiB) or Kafka's built-in
+ * writer (bigger batches, streamed). Decompression: one QATzip call per batch when the batch is a
  * single member whose trailer gives its size; anything else (several members, trailing bytes, a QATzip error) is
  * read by {@link GZIPInputStream}, exactly as Kafka's built-in codec reads it, so the provider never accepts or
  * rejects what the built-in codec would not.
@@ -40,8 +44,8 @@ public class QatGzipCompressionService implements CompressionService, Configurab
     enum ConfiguredMode { AUTO, HARDWARE, SOFTWARE }
 
     static final int DEFAULT_LEVEL = 6;
-    /** Batches bigger than this are written as several gzip members. */
-    static final int MEMBER_SIZE = 8 * 1024 * 1024;
+    /** Batches up to this size are compressed with one QATzip call; bigger ones are streamed (one member either way). */
+    static final int WHOLE_MAX = 8 * 1024 * 1024;
     /** The largest single-member batch decompressed in one QATzip call (bigger ones are streamed by the JDK). */
     static final int MAX_ONE_SHOT_OUTPUT = 64 * 1024 * 1024;
 
@@ -172,7 +176,14 @@ public class QatGzipCompressionService implements CompressionService, Configurab
     /** An empty gzip member (what GZIPOutputStream writes for no input). */
     private static final byte[] EMPTY_MEMBER = {0x1f, (byte) 0x8b, 8, 0, 0, 0, 0, 0, 0, (byte) 0xff, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
-    void compressMember(int level, byte[] in, int off, int len, OutputStream out) throws IOException {
+    /**
+     * Writes in[off, off+len) as exactly one gzip member: one QATzip call ({@code DEFLATE_GZIP}), taken only if its
+     * output ends with this batch's own trailer (CRC-32 and size of the whole batch: output split into several
+     * members would end with the last member's), else the batch is compressed by Kafka's built-in gzip writer.
+     * (QATzip 1.3.1's software path writes one member for batches of 100 KB to 70 MiB, tested in the container;
+     * what a QAT device writes is checked here on every batch.)
+     */
+    void compressBatch(int level, byte[] in, int off, int len, OutputStream out) throws IOException {
         if (len == 0) {
             out.write(EMPTY_MEMBER);
             return;
@@ -180,13 +191,17 @@ public class QatGzipCompressionService implements CompressionService, Configurab
         ZipperPool pool = pool(level);
         Zipper z = pool.take(this, level);
         boolean ok = false;
+        int n;
         try {
             int bound = z.zipper.maxCompressedLength(len);
             if (z.scratch == null || z.scratch.length < bound) z.scratch = new byte[bound];
-            int n = z.zipper.compress(in, off, len, z.scratch, 0, bound);
+            n = z.zipper.compress(in, off, len, z.scratch, 0, bound);
             if (n <= 0) throw new IOException("QATzip compression returned " + n);
-            out.write(z.scratch, 0, n);
             ok = true;
+            if (endsWithTrailerOf(z.scratch, n, in, off, len)) {
+                out.write(z.scratch, 0, n);
+                return;
+            }
         } catch (RuntimeException e) {
             throw new IOException("QATzip compression failed", e);
         } finally {
@@ -194,6 +209,26 @@ public class QatGzipCompressionService implements CompressionService, Configurab
             if (ok) pool.release(z);
             else z.end();   // a session that failed is not reused
         }
+        notOneMember++;
+        ByteArrayOutputStream member = new ByteArrayOutputStream(len / 4 + 64);
+        try (GzipOutputStream gz = new GzipOutputStream(member, 8 * 1024, level)) {
+            gz.write(in, off, len);
+        }
+        member.writeTo(out);
+    }
+
+    /** Batches QATzip wrote as more than one member, rewritten by the built-in writer (for tests). */
+    volatile long notOneMember;
+
+    private static boolean endsWithTrailerOf(byte[] gz, int n, byte[] in, int off, int len) {
+        if (n < 18 || (gz[0] & 0xff) != 0x1f || (gz[1] & 0xff) != 0x8b) return false;
+        CRC32 crc = new CRC32();
+        crc.update(in, off, len);
+        return le32(gz, n - 8) == (int) crc.getValue() && le32(gz, n - 4) == len;
+    }
+
+    private static int le32(byte[] b, int p) {
+        return (b[p] & 0xff) | (b[p + 1] & 0xff) << 8 | (b[p + 2] & 0xff) << 16 | (b[p + 3] & 0xff) << 24;
     }
 
     private synchronized ZipperPool pool(int level) {

@@ -4,19 +4,30 @@
  */
 package io.kafkacompress.qat;
 
+import org.apache.kafka.common.compress.GzipOutputStream;
+
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.Arrays;
 
-/** Collects a batch; compresses it with one QATzip call on close (a member per 8 MiB of bigger batches). */
+/**
+ * Writes a batch as exactly ONE gzip member (librdkafka, and so the Python, Go, .NET and kcat clients, reads only
+ * the first member of a batch). A batch of up to {@link QatGzipCompressionService#WHOLE_MAX} bytes is collected and
+ * compressed with one QATzip call on close (see {@link QatGzipCompressionService#compressBatch}); a bigger one is
+ * streamed, with bounded memory, through Kafka's own {@link GzipOutputStream} at the same level (what the built-in
+ * codec writes).
+ */
 final class QatGzipOutputStream extends OutputStream {
+
+    /** GzipCompression.wrapForOutput's deflater output buffer. */
+    private static final int STREAM_BUFFER = 8 * 1024;
 
     private final QatGzipCompressionService service;
     private final OutputStream out;
     private final int level;
     private byte[] buf = new byte[16 * 1024];
     private int count;
-    private boolean wroteMember;
+    private GzipOutputStream streaming;
     private boolean closed;
 
     QatGzipOutputStream(QatGzipCompressionService service, OutputStream out, int level) {
@@ -27,37 +38,32 @@ final class QatGzipOutputStream extends OutputStream {
 
     @Override
     public void write(int b) throws IOException {
-        ensureOpen();
-        if (count == buf.length) makeRoom(1);
-        buf[count++] = (byte) b;
+        write(new byte[] {(byte) b}, 0, 1);
     }
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
         ensureOpen();
         if ((off | len | (b.length - (len + off)) | (off + len)) < 0) throw new IndexOutOfBoundsException();
-        while (len > 0) {
-            if (count == buf.length) makeRoom(len);
-            int n = Math.min(len, buf.length - count);
-            System.arraycopy(b, off, buf, count, n);
-            count += n;
-            off += n;
-            len -= n;
-        }
-    }
-
-    private void makeRoom(int wanted) throws IOException {
-        if (count >= QatGzipCompressionService.MEMBER_SIZE) {
-            service.compressMember(level, buf, 0, count, out);
-            wroteMember = true;
+        if (streaming == null && (long) count + len > QatGzipCompressionService.WHOLE_MAX) {
+            streaming = new GzipOutputStream(out, STREAM_BUFFER, level);
+            streaming.write(buf, 0, count);
+            buf = null;
             count = 0;
+        }
+        if (streaming != null) {
+            streaming.write(b, off, len);
             return;
         }
-        buf = Arrays.copyOf(buf, (int) Math.min(QatGzipCompressionService.MEMBER_SIZE, Math.max(2L * buf.length, (long) count + wanted)));
+        if ((long) count + len > buf.length)
+            buf = Arrays.copyOf(buf, (int) Math.min(QatGzipCompressionService.WHOLE_MAX, Math.max(2L * buf.length, (long) count + len)));
+        System.arraycopy(b, off, buf, count, len);
+        count += len;
     }
 
     @Override
     public void flush() throws IOException {
+        // a member per flush would break "one member per batch": the batch is compressed on close
         ensureOpen();
     }
 
@@ -65,8 +71,12 @@ final class QatGzipOutputStream extends OutputStream {
     public void close() throws IOException {
         if (closed) return;
         closed = true;
+        if (streaming != null) {
+            streaming.close();   // ends the member, flushes and closes out
+            return;
+        }
         try {
-            if (count > 0 || !wroteMember) service.compressMember(level, buf, 0, count, out);
+            service.compressBatch(level, buf, 0, count, out);
             out.flush();
         } finally {
             buf = null;

@@ -4,12 +4,17 @@
  */
 package io.kafkacompress.qat;
 
+import io.kafkacompress.testkit.GzipFuzz;
+import io.kafkacompress.testkit.GzipMembers;
+
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
+
+import com.intel.qat.QatZipper;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,6 +40,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -147,6 +153,61 @@ public class QatGzipCompressionServiceTest {
         } catch (IOException | KafkaException e) {
             return "failed";
         }
+    }
+
+    /** Issue 17: exactly one gzip member per batch, 0 B to 64 MiB, through the framework and written in pieces. */
+    @Test
+    void everyBatchIsOneGzipMember() throws IOException {
+        requireAvailable();
+        GzipMembers.assertOneMemberPerBatch(service, "qat-gzip", json);
+        System.out.println("[qat-gzip] batches QATzip wrote as more than one member (rewritten by the built-in writer): "
+            + service.notOneMember);
+        assertEquals(0, service.notOneMember, "QATzip's software path writes one member");
+    }
+
+    /** What QATzip itself writes for a large input: one member (DEFLATE_GZIP) and one deflate stream (DEFLATE_RAW). */
+    @Test
+    void qatzipWritesOneMemberForLargeInputs() {
+        requireAvailable();
+        for (int size : new int[] {100_000, 1 << 20, 20 << 20}) {
+            byte[] data = real(size);
+            for (QatZipper.HardwareBufferSize hb : QatZipper.HardwareBufferSize.values()) {
+                for (QatZipper.DataFormat format : new QatZipper.DataFormat[] {QatZipper.DataFormat.DEFLATE_GZIP, QatZipper.DataFormat.DEFLATE_RAW}) {
+                    QatZipper z = new QatZipper.Builder().setAlgorithm(QatZipper.Algorithm.DEFLATE).setDataFormat(format)
+                        .setMode(QatZipper.Mode.AUTO).setLevel(6).setHardwareBufferSize(hb).build();
+                    try {
+                        byte[] out = new byte[z.maxCompressedLength(size)];
+                        int n = z.compress(data, 0, size, out, 0, out.length);
+                        byte[] gz = Arrays.copyOf(out, n);
+                        if (format == QatZipper.DataFormat.DEFLATE_RAW) gz = GzipFuzz.wrap(gz, data);
+                        GzipMembers.assertOneMember(gz, size, "QATzip " + format + ", " + hb + ", " + size + " B");
+                        System.out.printf("[qat-gzip] QATzip %s, hardware buffer %d B, %d B: one member (%d B)%n", format,
+                            hb.getValue(), size, n);
+                    } finally {
+                        z.end();
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void corpusGetsTheBuiltInReadersVerdicts() throws IOException {
+        requireAvailable();
+        GzipFuzz fuzz = new GzipFuzz(service, "qat-gzip", json, 0);
+        List<byte[]> corpus = GzipFuzz.corpus(Path.of(System.getProperty("kc.corpus.dir",
+            System.getenv().getOrDefault("KC_CORPUS_DIR", "../testkit/corpus"))));
+        for (byte[] input : corpus) assertNull(fuzz.mismatch(input), GzipFuzz.hex(input));
+        System.out.println("[qat-gzip] corpus: " + corpus.size() + " reproducers, all read as the built-in reader does");
+    }
+
+    @Test
+    void fuzzAgainstTheBuiltInReader() {
+        requireAvailable();
+        long seed = GzipFuzz.seed();
+        long seconds = GzipFuzz.seconds(30);
+        System.out.println("[qat-gzip] fuzz seed " + seed + " (rerun: -Dkc.fuzz.seed=" + seed + " -Dkc.fuzz.seconds=" + seconds + ")");
+        new GzipFuzz(service, "qat-gzip", json, seed).run(seed, seconds);
     }
 
     @Test
