@@ -127,7 +127,7 @@ public final class CompressionAdvisor {
             .help("Copies of each partition (default: the topic's; 1 with --input).");
         parser.addArgument("--repeats").action(store()).type(Integer.class).setDefault(1).metavar("N")
             .help("Timed passes over the sample per setting (the median is reported).");
-        parser.addArgument("--warmup-bytes").action(store()).type(Long.class).setDefault(4L << 20).metavar("BYTES").dest("warmupBytes")
+        parser.addArgument("--warmup-bytes").action(store()).type(Long.class).setDefault(2L << 20).metavar("BYTES").dest("warmupBytes")
             .help("Bytes of the sample each setting compresses and decompresses before it is timed.");
         parser.addArgument("--format").action(store()).type(String.class).choices("table", "json", "csv").setDefault("table")
             .help("Output format.");
@@ -145,6 +145,8 @@ public final class CompressionAdvisor {
         Namespace ns;
         try {
             ns = parser.parseArgs(args);
+        } catch (net.sourceforge.argparse4j.internal.HelpScreenException e) {
+            return 0;    // --help: argparse4j printed it
         } catch (ArgumentParserException e) {
             if (args.length == 0) {
                 parser.printHelp(new java.io.PrintWriter(err, true));

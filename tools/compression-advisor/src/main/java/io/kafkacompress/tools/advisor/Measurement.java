@@ -138,9 +138,8 @@ final class Measurement {
         void advance(long bytes);
     }
 
-    /** Batches the producer's ratio estimate sees before a setting is timed (it moves 0.005 per batch at most). */
-    static final long SETTLE_BATCHES = 200;
-    static final long SETTLE_CPU_NANOS = 3_000_000_000L;
+    /** Batches the producer's ratio estimate sees before a setting is timed (it falls 0.005 per batch). */
+    static final int SETTLE_BATCHES = 1000;
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
@@ -204,24 +203,19 @@ final class Measurement {
         // compressed batch. A long-running producer's estimate is in its steady state: it rises by at least
         // COMPRESSION_RATIO_DETERIORATE_STEP when a batch compresses worse than estimated and falls by
         // COMPRESSION_RATIO_IMPROVING_STEP per batch otherwise. Start from the ratio the warm-up records have, then
-        // build batches (cycling over the warm-up records) until the estimate has seen enough batches to settle.
+        // run Kafka's update rule over the ratios the warm-up batches had (without compressing them again) for as
+        // many batches as the estimate needs to settle.
         List<ByteBuffer> out = new ArrayList<>();
-        long[] sizes = build(compression, batchSize, estimatorKey, 0, warm, out);
-        out.clear();
-        if (setting.type != CompressionType.NONE) {
-            for (int i = 0; i < 2 && sizes[1] > 0; i++) {
-                CompressionRatioEstimator.setEstimation(estimatorKey, setting.type, (float) sizes[1] / sizes[2]);
-                sizes = build(compression, batchSize, estimatorKey, 0, warm, out);
-                out.clear();
-            }
-            long settleBatches = 0;
-            long deadline = cpuNanos() + SETTLE_CPU_NANOS;
-            while (settleBatches < SETTLE_BATCHES && cpuNanos() < deadline) {
-                settleBatches += build(compression, batchSize, estimatorKey, 0, warm, out)[0];
-                out.clear();
-            }
+        List<Float> observed = new ArrayList<>();
+        long[] sizes = build(compression, batchSize, estimatorKey, 0, warm, out, observed);
+        if (setting.type != CompressionType.NONE && sizes[1] > 0) {
+            out.clear();
+            CompressionRatioEstimator.setEstimation(estimatorKey, setting.type, (float) sizes[1] / sizes[2]);
+            observed.clear();
+            build(compression, batchSize, estimatorKey, 0, warm, out, observed);
+            for (int i = 0; i < SETTLE_BATCHES; i++)
+                CompressionRatioEstimator.updateEstimation(estimatorKey, setting.type, observed.get(i % observed.size()));
         }
-        build(compression, batchSize, estimatorKey, 0, warm, out);
         decompress(out, warm);
         out.clear();
 
@@ -233,7 +227,7 @@ final class Measurement {
             out = new ArrayList<>();
             long w0 = System.nanoTime();
             long c0 = cpuNanos();
-            sizes = build(compression, batchSize, estimatorKey, 0, sample.size(), out);
+            sizes = build(compression, batchSize, estimatorKey, 0, sample.size(), out, null);
             cpu[i] = (cpuNanos() - c0) / 1e9;
             wall[i] = (System.nanoTime() - w0) / 1e9;
             if (kept == null) {
@@ -261,7 +255,8 @@ final class Measurement {
      * Build batches of records [from, to) as the producer does. Returns {batches, batch bytes, uncompressed bytes
      * written into them}.
      */
-    private long[] build(Compression compression, int batchSize, String estimatorKey, int from, int to, List<ByteBuffer> out) {
+    private long[] build(Compression compression, int batchSize, String estimatorKey, int from, int to, List<ByteBuffer> out,
+                         List<Float> ratios) {
         long batches = 0;
         long bytes = 0;
         long uncompressed = 0;
@@ -278,6 +273,8 @@ final class Measurement {
                 batches++;
                 bytes += done[0];
                 uncompressed += done[1];
+                if (ratios != null)
+                    ratios.add((float) builder.compressionRatio());
                 builder = null;
             }
             if (builder == null) {
@@ -301,6 +298,8 @@ final class Measurement {
             batches++;
             bytes += done[0];
             uncompressed += done[1];
+            if (ratios != null)
+                ratios.add((float) builder.compressionRatio());
         }
         report(progressBytes);
         return new long[] {batches, bytes, uncompressed};
