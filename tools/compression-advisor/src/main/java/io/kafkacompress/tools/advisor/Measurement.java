@@ -88,7 +88,7 @@ final class Measurement {
         final Setting setting;
         final int batchSize;
         long records;
-        long batches;
+        double batches;             // per sample (an average over several passes)
         long uncompressedBytes;     // the same records as uncompressed batches (codec none)
         long compressedBytes;       // the batches as Kafka writes them: header + compressed records
         double compressCpuSeconds;  // per timed pass over the whole sample
@@ -138,8 +138,11 @@ final class Measurement {
         void advance(long bytes);
     }
 
-    /** Batches the producer's ratio estimate sees before a setting is timed (it falls 0.005 per batch). */
-    static final int SETTLE_BATCHES = 1000;
+    /** Batches of the warm-up's ratios Kafka's estimate update rule is run over (it falls 0.005 per batch). */
+    static final int SIMULATED_BATCHES = 1000;
+    /** Batches built as the producer does before a setting is timed, at most, and the CPU time they may take. */
+    static final long SETTLE_BATCHES = 300;
+    static final long SETTLE_CPU_NANOS = 1_500_000_000L;
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
@@ -202,19 +205,34 @@ final class Measurement {
         // Warm-up: the JIT, and the producer's compression ratio estimate, which decides how many records go into a
         // compressed batch. A long-running producer's estimate is in its steady state: it rises by at least
         // COMPRESSION_RATIO_DETERIORATE_STEP when a batch compresses worse than estimated and falls by
-        // COMPRESSION_RATIO_IMPROVING_STEP per batch otherwise. Start from the ratio the warm-up records have, then
-        // run Kafka's update rule over the ratios the warm-up batches had (without compressing them again) for as
-        // many batches as the estimate needs to settle.
+        // COMPRESSION_RATIO_IMPROVING_STEP per batch otherwise, so it sits well above the average batch's ratio.
+        // Start from the ratio the warm-up records have, run Kafka's update rule over the ratios the warm-up batches
+        // had, then build batches as the producer does (cycling over the warm-up records) until the estimate has seen
+        // SETTLE_BATCHES of them or SETTLE_CPU_NANOS have gone. The sizes of those batches count with the timed
+        // pass's: the batches of one pass are few, and how full each is depends on where the estimate is.
         List<ByteBuffer> out = new ArrayList<>();
         List<Float> observed = new ArrayList<>();
         long[] sizes = build(compression, batchSize, estimatorKey, 0, warm, out, observed);
+        long settledBatches = 0, settledBytes = 0, settledRecords = 0;
         if (setting.type != CompressionType.NONE && sizes[1] > 0) {
             out.clear();
             CompressionRatioEstimator.setEstimation(estimatorKey, setting.type, (float) sizes[1] / sizes[2]);
             observed.clear();
             build(compression, batchSize, estimatorKey, 0, warm, out, observed);
-            for (int i = 0; i < SETTLE_BATCHES; i++)
+            for (int i = 0; i < SIMULATED_BATCHES; i++)
                 CompressionRatioEstimator.updateEstimation(estimatorKey, setting.type, observed.get(i % observed.size()));
+            long deadline = cpuNanos() + SETTLE_CPU_NANOS;
+            long seen = 0;
+            while (seen < SETTLE_BATCHES && cpuNanos() < deadline) {
+                out.clear();
+                long[] pass = build(compression, batchSize, estimatorKey, 0, warm, out, null);
+                seen += pass[0];
+                if (seen > SETTLE_BATCHES / 2) {
+                    settledBatches += pass[0];
+                    settledBytes += pass[1];
+                    settledRecords += warm;
+                }
+            }
         }
         decompress(out, warm);
         out.clear();
@@ -232,8 +250,10 @@ final class Measurement {
             wall[i] = (System.nanoTime() - w0) / 1e9;
             if (kept == null) {
                 kept = out;
-                r.batches = sizes[0];
-                r.compressedBytes = sizes[1];
+                // per record over the settling passes and this one, for the sample's records
+                double perRecord = (double) (settledBytes + sizes[1]) / (settledRecords + sample.size());
+                r.compressedBytes = Math.round(perRecord * sample.size());
+                r.batches = (double) (settledBatches + sizes[0]) * sample.size() / (settledRecords + sample.size());
             }
         }
         r.records = sample.size();
