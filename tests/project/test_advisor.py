@@ -156,7 +156,7 @@ def test_ratios_match_what_the_broker_stores(measured, broker_factory, tmp_path)
     print("\n".join(report))
     for setting, line in zip(COMPARED, report):
         broker_ratio = stored[setting] / stored["none"]
-        assert by_key[setting]["size_ratio"] == pytest.approx(broker_ratio, rel=0.04), "\n".join(report)
+        assert by_key[setting]["size_ratio"] == pytest.approx(broker_ratio, rel=0.05), "\n".join(report)
 
 
 def test_samples_a_topic_without_a_group_on_a_stock_broker(broker_factory, tmp_path):

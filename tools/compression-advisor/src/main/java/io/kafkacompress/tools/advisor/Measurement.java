@@ -143,6 +143,7 @@ final class Measurement {
     /** Batches built as the producer does before a setting is timed, at most, and the CPU time they may take. */
     static final long SETTLE_BATCHES = 300;
     static final long SETTLE_CPU_NANOS = 1_500_000_000L;
+    static final long SETTLE_WHOLE_BYTES = 8L << 20;
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
@@ -221,18 +222,22 @@ final class Measurement {
             build(compression, batchSize, estimatorKey, 0, warm, out, observed);
             for (int i = 0; i < SIMULATED_BATCHES; i++)
                 CompressionRatioEstimator.updateEstimation(estimatorKey, setting.type, observed.get(i % observed.size()));
+            // a small sample is settled on whole (and its sizes count); a large one on the warm-up records
+            int settleRecords = sample.bytes <= SETTLE_WHOLE_BYTES ? sample.size() : warm;
             long deadline = cpuNanos() + SETTLE_CPU_NANOS;
             long seen = 0;
             while (seen < SETTLE_BATCHES && cpuNanos() < deadline) {
                 out.clear();
-                long[] pass = build(compression, batchSize, estimatorKey, 0, warm, out, null);
+                long[] pass = build(compression, batchSize, estimatorKey, 0, settleRecords, out, null);
                 seen += pass[0];
-                if (seen > SETTLE_BATCHES / 2) {
+                if (seen > SETTLE_BATCHES / 2 && settleRecords == sample.size()) {
                     settledBatches += pass[0];
                     settledBytes += pass[1];
-                    settledRecords += warm;
+                    settledRecords += settleRecords;
                 }
             }
+            out.clear();
+            build(compression, batchSize, estimatorKey, 0, warm, out, null);
         }
         decompress(out, warm);
         out.clear();
