@@ -334,14 +334,10 @@ final class Measurement {
         builder.close();
         // ProducerBatch.close
         CompressionRatioEstimator.updateEstimation(estimatorKey, type, (float) builder.compressionRatio());
-        MemoryRecords records = builder.build();
-        ByteBuffer b = records.buffer();
-        // keep only the batch, not the rest of the producer-sized buffer
-        ByteBuffer copy = ByteBuffer.allocate(b.remaining());
-        copy.put(b.duplicate());
-        copy.flip();
-        out.add(copy);
-        return new long[] {copy.remaining(), builder.uncompressedBytesWritten()};
+        // the batch as the producer sends it (the buffer holds batch.size, like the producer's)
+        ByteBuffer batch = builder.build().buffer();
+        out.add(batch);
+        return new long[] {batch.remaining(), builder.uncompressedBytesWritten()};
     }
 
     /** Read every record of every batch as a consumer does (streaming iterator, key and value). */
