@@ -34,7 +34,8 @@ import java.util.Map;
  *   <li>disk: the smallest size ratio (ties: the cheapest to compress);</li>
  *   <li>cpu: the least CPU to compress and decompress a GB, among settings that save at least 10% of the size;</li>
  *   <li>balanced: the point of the Pareto front nearest the ideal (smallest size at the cheapest compression), with
- *       both axes scaled to the front's range (compression CPU on a log scale).</li>
+ *       both axes scaled to the range of the front's compressing settings (compression CPU on a log scale); none is
+ *       left out of the scale and the choice, or its size ratio of 1 would make every codec look alike.</li>
  * </ul>
  * So the disk recommendation is the smallest end of the front, and the balanced one, also on the front, is never
  * slower to compress than it.
@@ -60,7 +61,8 @@ final class Advice {
         byBalanced.sort(Comparator.comparingDouble((Result r) -> balancedScore.get(r)).thenComparingDouble(Result::ratio));
         picks.put("disk", byDisk.get(0));
         picks.put("cpu", byCpu.stream().filter(r -> r.ratio() <= CPU_MIN_SAVING).findFirst().orElse(byCpu.get(0)));
-        picks.put("balanced", byBalanced.stream().filter(r -> r.pareto).findFirst().orElse(byBalanced.get(0)));
+        picks.put("balanced", byBalanced.stream().filter(r -> r.pareto && r.setting.type != CompressionType.NONE).findFirst()
+            .orElse(byBalanced.get(0)));
         switch (goal) {
             case "disk": ranked = byDisk; break;
             case "cpu": ranked = byCpu; break;
@@ -91,7 +93,7 @@ final class Advice {
     private void scoreBalanced(List<Result> results) {
         double xMin = Double.MAX_VALUE, xMax = -Double.MAX_VALUE, yMin = Double.MAX_VALUE, yMax = -Double.MAX_VALUE;
         for (Result r : results) {
-            if (!r.pareto)
+            if (!r.pareto || r.setting.type == CompressionType.NONE)
                 continue;
             double x = Math.log(r.compressCpuSecondsPerGB());
             xMin = Math.min(xMin, x);

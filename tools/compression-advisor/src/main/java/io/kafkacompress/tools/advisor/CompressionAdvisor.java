@@ -229,6 +229,7 @@ public final class CompressionAdvisor {
         progressBar.start((long) batchSizes.size() * (settings.size() + (noneListed ? 0 : 1)) * measurement.workPerSetting());
         List<Result> results = new ArrayList<>();
         for (int batchSize : batchSizes) {
+            progressBar.label("none" + (batchSizes.size() > 1 ? " @" + batchSize : ""));
             Result none = measurement.measure(new Setting(CompressionType.NONE, null, null, null), batchSize, 0);
             for (Setting s : settings) {
                 progressBar.label(s.label() + (batchSizes.size() > 1 ? " @" + batchSize : ""));

@@ -282,9 +282,7 @@ final class Measurement {
      */
     private long[] build(Compression compression, int batchSize, String estimatorKey, int from, int to, List<ByteBuffer> out,
                          List<Float> ratios) {
-        long batches = 0;
-        long bytes = 0;
-        long uncompressed = 0;
+        long[] totals = new long[3];    // batches, batch bytes, uncompressed bytes
         long progressBytes = 0;
         MemoryRecordsBuilder builder = null;
         CompressionType type = compression.type();
@@ -294,12 +292,7 @@ final class Measurement {
             org.apache.kafka.common.header.Header[] headers = sample.headers.get(i);
             long ts = sample.timestamps.get(i);
             if (builder != null && !builder.hasRoomFor(ts, key, value, headers)) {
-                long[] done = close(builder, estimatorKey, type, out);
-                batches++;
-                bytes += done[0];
-                uncompressed += done[1];
-                if (ratios != null)
-                    ratios.add((float) builder.compressionRatio());
+                close(builder, estimatorKey, type, out, totals, ratios);
                 builder = null;
             }
             if (builder == null) {
@@ -318,26 +311,25 @@ final class Measurement {
                 progressBytes = 0;
             }
         }
-        if (builder != null) {
-            long[] done = close(builder, estimatorKey, type, out);
-            batches++;
-            bytes += done[0];
-            uncompressed += done[1];
-            if (ratios != null)
-                ratios.add((float) builder.compressionRatio());
-        }
+        if (builder != null)
+            close(builder, estimatorKey, type, out, totals, ratios);
         report(progressBytes);
-        return new long[] {batches, bytes, uncompressed};
+        return totals;
     }
 
-    private static long[] close(MemoryRecordsBuilder builder, String estimatorKey, CompressionType type, List<ByteBuffer> out) {
+    private static void close(MemoryRecordsBuilder builder, String estimatorKey, CompressionType type, List<ByteBuffer> out,
+                              long[] totals, List<Float> ratios) {
         builder.close();
         // ProducerBatch.close
         CompressionRatioEstimator.updateEstimation(estimatorKey, type, (float) builder.compressionRatio());
         // the batch as the producer sends it (the buffer holds batch.size, like the producer's)
         ByteBuffer batch = builder.build().buffer();
         out.add(batch);
-        return new long[] {batch.remaining(), builder.uncompressedBytesWritten()};
+        totals[0]++;
+        totals[1] += batch.remaining();
+        totals[2] += builder.uncompressedBytesWritten();
+        if (ratios != null)
+            ratios.add((float) builder.compressionRatio());
     }
 
     /** Read every record of every batch as a consumer does (streaming iterator, key and value). */
