@@ -54,21 +54,30 @@ final class ParetoPlot {
         g.setColor(Color.WHITE);
         g.fillRect(0, 0, w, h);
 
-        double xMin = Double.MAX_VALUE, xMax = -Double.MAX_VALUE, yMax = 0;
+        // the y axis spans the compressing settings; none (ratio 1) is drawn on the top edge
+        double xMin = Double.MAX_VALUE, xMax = -Double.MAX_VALUE, yMin = 1, yMax = 0;
         for (Result r : results) {
             xMin = Math.min(xMin, Math.log10(r.compressMBps()));
             xMax = Math.max(xMax, Math.log10(r.compressMBps()));
-            yMax = Math.max(yMax, r.ratio());
+            if (r.ratio() < 0.999) {
+                yMin = Math.min(yMin, r.ratio());
+                yMax = Math.max(yMax, r.ratio());
+            }
         }
         xMin = Math.floor(xMin);
         xMax = Math.ceil(xMax);
         if (xMax <= xMin)
             xMax = xMin + 1;
-        yMax = Math.min(1.05, Math.ceil(yMax * 10) / 10 + 0.05);
-        final double x0 = xMin, x1 = xMax, y1 = yMax;
+        if (yMax < yMin) {
+            yMin = 0.9;
+            yMax = 1;
+        }
+        double step = yMax - yMin > 0.3 ? 0.1 : yMax - yMin > 0.12 ? 0.05 : 0.02;
+        final double x0 = xMin, x1 = xMax, yLo = Math.max(0, Math.floor(yMin / step) * step - step),
+            yHi = Math.min(1.0, Math.ceil(yMax / step) * step + step), yStep = step;
         int pw = w - left - right, ph = h - top - bottom;
         java.util.function.DoubleUnaryOperator px = v -> left + (Math.log10(v) - x0) / (x1 - x0) * pw;
-        java.util.function.DoubleUnaryOperator py = v -> top + ph - v / y1 * ph;
+        java.util.function.DoubleUnaryOperator py = v -> top + ph - (Math.min(v, yHi) - yLo) / (yHi - yLo) * ph;
 
         // axes and grid
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
@@ -79,17 +88,18 @@ final class ParetoPlot {
                 g.drawLine(x, top, x, top + ph);
                 if (m == 1 || m == 2 || m == 5) {
                     g.setColor(Color.DARK_GRAY);
-                    String label = f("%.0f", Math.pow(10, d) * m);
+                    double tick = Math.pow(10, d) * m;
+                    String label = tick < 1 ? f("%.1f", tick) : f("%.0f", tick);
                     g.drawString(label, x - g.getFontMetrics().stringWidth(label) / 2, top + ph + 18);
                 }
             }
         }
-        for (double v = 0; v <= y1 + 1e-9; v += 0.1) {
+        for (double v = yLo; v <= yHi + 1e-9; v += yStep) {
             int y = (int) Math.round(py.applyAsDouble(v));
             g.setColor(new Color(220, 220, 220));
             g.drawLine(left, y, left + pw, y);
             g.setColor(Color.DARK_GRAY);
-            String label = f("%.1f", v);
+            String label = f("%.2f", v);
             g.drawString(label, left - 8 - g.getFontMetrics().stringWidth(label), y + 4);
         }
         g.setColor(Color.BLACK);
@@ -116,6 +126,7 @@ final class ParetoPlot {
         }
         // points
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 11));
+        int labelled = 0;
         for (Result r : results) {
             int x = (int) px.applyAsDouble(r.compressMBps());
             int y = (int) py.applyAsDouble(r.ratio());
@@ -130,10 +141,19 @@ final class ParetoPlot {
                 g.setColor(Color.BLACK);
                 g.drawOval(x - 10, y - 10, 20, 20);
             }
-            if (r.pareto || r == recommended) {
-                g.setColor(c.darker());
-                g.drawString(r.setting.label(), x + 8, y - 6);
-            }
+        }
+        // labels of the front (and the recommendation), by speed, alternately above and below the points
+        List<Result> labelledResults = new ArrayList<>(front);
+        if (!labelledResults.contains(recommended))
+            labelledResults.add(recommended);
+        labelledResults.sort(Comparator.comparingDouble(Result::compressMBps));
+        for (Result r : labelledResults) {
+            int x = (int) px.applyAsDouble(r.compressMBps());
+            int y = (int) py.applyAsDouble(r.ratio());
+            Color c = r.setting.provider != null ? PROVIDER : COLORS.getOrDefault(r.setting.codec(), Color.BLACK);
+            g.setColor(c.darker());
+            String label = r.setting.label() + (r.ratio() > yHi ? f(" (size ratio %.2f)", r.ratio()) : "");
+            g.drawString(label, x + 8, labelled++ % 2 == 0 ? y - 6 : y + 16);
         }
         // legend
         int ly = top + 10;
