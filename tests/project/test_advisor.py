@@ -16,7 +16,7 @@ COMPARED = ["none", "gzip:1", "gzip:6", "lz4:1", "lz4:9", "zstd:3", "zstd:9", "s
 # comparison uses the copies of the file from SETTLED on, of COPIES produced, when the estimate has settled
 # (about 30 batches a copy at 16 KiB; how full a batch is swings with the estimate, hence several copies).
 COPIES = 12
-SETTLED = 4
+SETTLED = 6
 
 
 def advisor(*args, timeout=600):
@@ -125,12 +125,17 @@ def test_ratios_match_what_the_broker_stores(measured, broker_factory, tmp_path)
         codec, _, level = setting.partition(":")
         topic = "advisor-" + setting.replace(":", "-")
         props = tmp_path / (topic + ".properties")
-        p = {"compression.type": codec, "batch.size": "16384", "linger.ms": "5000", "acks": "1"}
+        # buffer.memory of two batches: the producer thread waits for the sender, which closes each batch (and
+        # updates the ratio estimate) before the next but one is started. With the default 32 MiB the thread
+        # runs hundreds of batches ahead at a stale estimate, and can settle in a regime of small batches.
+        p = {"compression.type": codec, "batch.size": "16384", "linger.ms": "5000", "acks": "1",
+             "buffer.memory": "32768"}
         if level:
             p["compression.%s.level" % codec] = level
         props.write_text("".join("%s=%s\n" % kv for kv in p.items()))
         copies = 1 if codec == "none" else COPIES
-        # the topic is created on first use (one partition)
+        # created first: a producer that finds no leader yet piles up batches built at the initial estimate
+        tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", topic, "--partitions", "1")
         tool("kafka-console-producer.sh", "--bootstrap-server", b.bootstrap, "--topic", topic, "--command-config", str(props),
              "--compression-codec", codec,
              input=text * copies, timeout=300)
