@@ -422,7 +422,7 @@ tree_state() {
         git -C "$TREE" status --porcelain --untracked-files=all | while read -r _ f; do
             [[ -f "$TREE/$f" ]] && sha256sum "$TREE/$f" || echo "gone $f"
         done
-        cd "$ROOT" && find pom.xml patched $( [[ -d providers ]] && echo providers ) -type f \
+        cd "$ROOT" && find pom.xml patched $( [[ -d providers ]] && echo providers ) $( [[ -d tools ]] && echo tools ) -type f \
             \( -name pom.xml -o -path '*/src/*' -o -path 'patched/version/*' -o -name '*.c' \) | sort | xargs sha256sum
     } | sha256sum | cut -c1-16
 }
@@ -469,6 +469,10 @@ reactor_modules() {
         [[ "${d##*/}" == native-gzip && -f "$NATIVE_LEFT_OUT" ]] && continue
         mods="$mods,providers/${d##*/}"
     done
+    for d in "$ROOT"/tools/*/pom.xml; do   # the distribution's own tools (bin/kafka-compression-advisor.sh)
+        [[ -f "$d" ]] || continue
+        d="${d%/pom.xml}"; mods="$mods,tools/${d##*/}"
+    done
     echo "$mods"
 }
 
@@ -497,9 +501,9 @@ assemble() {
         rm -f "$tmp/libs/$art-$KAFKA_VERSION.jar"       # never both on one classpath
         cp "$(patched_jar "$art")" "$tmp/libs/"
     done
-    # providers: their jar plus runtime dependencies the distribution lacks
+    # providers and tools: their jar plus runtime dependencies the distribution lacks
     local p
-    for p in "$BUILD"/providers/*/dist; do
+    for p in "$BUILD"/providers/*/dist "$BUILD"/tools/*/dist; do
         [[ -d "$p" ]] || continue
         local j
         for j in "$p"/*.jar; do

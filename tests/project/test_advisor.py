@@ -1,0 +1,208 @@
+"""bin/kafka-compression-advisor.sh: its measured size ratios are what a broker stores for the same records
+at the same setting; its JSON and CSV outputs parse; the goals' recommendations keep their order; it
+samples a topic (on a stock 4.3.1 broker) without creating a consumer group or committing offsets."""
+import csv
+import io
+import json
+
+import pytest
+
+from conftest import DATA, DIST, require_dist, run, tool
+
+RECORDS = DATA / "json-records.ndjson"
+# settings compared with a broker: every codec, the default levels and the ends of the ranges
+COMPARED = ["none", "gzip:1", "gzip:6", "lz4:1", "lz4:9", "zstd:3", "zstd:9", "snappy"]
+# The producer's compression ratio estimate starts at 1.0 and improves by 0.005 per batch: the broker
+# comparison uses the copies of the file from SETTLED on, of COPIES produced, when the estimate has settled
+# (about 30 batches a copy at 16 KiB; how full a batch is swings with the estimate, hence several copies).
+COPIES = 12
+SETTLED = 6
+
+
+def advisor(*args, timeout=600):
+    require_dist()
+    p = run([str(DIST / "bin" / "kafka-compression-advisor.sh")] + [str(a) for a in args], timeout=timeout)
+    return p
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """One full run on the shared records: every codec and level, every provider available here."""
+    plot = tmp_path_factory.mktemp("advisor") / "pareto.png"
+    p = advisor("--input", RECORDS, "--format", "json", "--goal", "disk", "--warmup-bytes", 1 << 20,
+                "--messages-per-day", 10_000_000, "--retention-days", 7, "--replication-factor", 3, "--plot", plot)
+    return json.loads(p.stdout), plot, p.stderr
+
+
+def key(row):
+    return "%s:%s" % (row["codec"], row["level"]) if row["level"] is not None else row["codec"]
+
+
+def test_json_output_covers_every_codec_and_level(measured):
+    out, plot, _ = measured
+    rows = out["results"]
+    built_in = {key(r) for r in rows if r["provider"] == "built-in"}
+    expected = {"none", "snappy"} | {"gzip:%d" % l for l in range(1, 10)} | {"lz4:%d" % l for l in (1, 9, 17)} \
+        | {"zstd:%d" % l for l in (-5, 1, 3, 6, 9, 12, 19)}
+    assert built_in == expected
+    assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+    for r in rows:
+        assert r["records"] == 2452
+        assert 0 < r["size_ratio"] <= 1.01, r
+        assert r["compress_mb_per_s"] > 0 and r["decompress_mb_per_s"] > 0
+        # the IBM formula: bytes per record x messages/day x retention x replication
+        assert r["disk_gb"] == pytest.approx(r["bytes_per_record"] * 10_000_000 * 7 * 3 / 1e9, rel=1e-9)
+    assert sum(r["recommended"] for r in rows) == 1
+    assert out["goal"] == "disk" and out["recommendation"] == out["recommendations"]["disk"]
+    assert out["recommendation"]["kafka_configs_command"].startswith(
+        "bin/kafka-configs.sh --bootstrap-server localhost:9092 --entity-type topics --entity-name <topic> --alter --add-config compression.type=")
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
+    # providers: each one on the classpath is either measured or listed as unavailable with its reason
+    providers = {r["provider_class"] for r in rows if r["provider_class"]}
+    skipped = " ".join(out["providers_skipped"])
+    for cls in ("io.kafkacompress.nativegzip.NativeGzipCompressionService", "io.kafkacompress.qat.QatGzipCompressionService"):
+        assert cls in providers or cls in skipped, (cls, out["providers_skipped"])
+
+
+def test_goals_keep_their_order(measured):
+    out, _, _ = measured
+    disk, balanced, cpu = (out["recommendations"][g] for g in ("disk", "balanced", "cpu"))
+    assert disk["size_ratio"] == min(r["size_ratio"] for r in out["results"])
+    # the disk recommendation is never larger on disk than the balanced one, which never compresses slower
+    assert disk["bytes_per_record"] <= balanced["bytes_per_record"]
+    assert balanced["compress_mb_per_s"] >= disk["compress_mb_per_s"]
+    assert balanced["pareto"] and disk["pareto"]
+    assert cpu["size_ratio"] <= 0.9
+    # the Pareto flags are right: no row is both smaller and cheaper to compress than a front row
+    for f in (r for r in out["results"] if r["pareto"]):
+        for r in out["results"]:
+            assert not (r["size_ratio"] < f["size_ratio"] and r["compress_cpu_s_per_gb"] < f["compress_cpu_s_per_gb"]), (f, r)
+
+
+def test_csv_output_parses():
+    p = advisor("--input", RECORDS, "--format", "csv", "--goal", "balanced", "--codecs", "none,lz4:1,zstd:3",
+                "--providers", "none", "--batch-size", "16384,65536", "--warmup-bytes", 1 << 20, "--no-progress")
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert len(rows) == 6
+    assert {(r["codec"], r["level"], r["batch_size"]) for r in rows} == \
+        {(c, l, b) for c, l in [("none", ""), ("lz4", "1"), ("zstd", "3")] for b in ("16384", "65536")}
+    assert sum(r["recommended"] == "true" for r in rows) == 1
+    for r in rows:
+        assert 0 < float(r["size_ratio"]) <= 1.01 and float(r["compress_mb_per_s"]) > 0
+    big = {r["codec"] + r["level"]: float(r["size_ratio"]) for r in rows if r["batch_size"] == "65536"}
+    small = {r["codec"] + r["level"]: float(r["size_ratio"]) for r in rows if r["batch_size"] == "16384"}
+    assert big["zstd3"] < small["zstd3"], "bigger batches compress better"
+
+
+def dump_batches(segments):
+    """{segment: [(baseOffset, lastOffset, size, codec)]} of every batch kafka-dump-log.sh lists."""
+    out = tool("kafka-dump-log.sh", "--files", ",".join(str(s) for s in segments)).stdout
+    batches = {}
+    current = None
+    for line in out.splitlines():
+        if line.startswith("Dumping "):
+            current = batches.setdefault(line.split()[1], [])
+        elif line.startswith("baseOffset:"):
+            f = line.split()
+            kv = {f[i].rstrip(":"): f[i + 1] for i in range(0, len(f) - 1) if f[i].endswith(":")}
+            current.append((int(kv["baseOffset"]), int(kv["lastOffset"]), int(kv["size"]), kv["compresscodec"]))
+    return batches
+
+
+def test_ratios_match_what_the_broker_stores(measured, broker_factory, tmp_path):
+    """Each setting produced by a real producer (kafka-console-producer.sh, batch.size 16384): the bytes per record
+    of the batches kafka-dump-log.sh lists (which add up to the segment's size) over the bytes per record of
+    uncompressed batches match the advisor's size ratio within a few percent."""
+    out, _, _ = measured
+    by_key = {key(r): r for r in out["results"] if r["provider"] == "built-in"}
+    b = broker_factory()
+    lines = RECORDS.read_text().splitlines()
+    n = len(lines)
+    text = "\n".join(lines) + "\n"
+    stored = {}
+    segments = {}
+    for setting in COMPARED:
+        codec, _, level = setting.partition(":")
+        topic = "advisor-" + setting.replace(":", "-")
+        props = tmp_path / (topic + ".properties")
+        # buffer.memory of two batches: the producer thread waits for the sender, which closes each batch (and
+        # updates the ratio estimate) before the next but one is started. With the default 32 MiB the thread
+        # runs hundreds of batches ahead at a stale estimate, and can settle in a regime of small batches.
+        p = {"compression.type": codec, "batch.size": "16384", "linger.ms": "5000", "acks": "1",
+             "buffer.memory": "32768"}
+        if level:
+            p["compression.%s.level" % codec] = level
+        props.write_text("".join("%s=%s\n" % kv for kv in p.items()))
+        copies = 1 if codec == "none" else COPIES
+        # created first: a producer that finds no leader yet piles up batches built at the initial estimate
+        tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", topic, "--partitions", "1")
+        tool("kafka-console-producer.sh", "--bootstrap-server", b.bootstrap, "--topic", topic, "--command-config", str(props),
+             "--compression-codec", codec,
+             input=text * copies, timeout=300)
+        [segments[setting]] = b.segments(topic)
+    dumped = dump_batches(segments.values())
+    for setting in COMPARED:
+        codec = setting.partition(":")[0]
+        copies = 1 if codec == "none" else COPIES
+        segment = segments[setting]
+        batches = dumped[str(segment)]
+        assert sum(x[2] for x in batches) == segment.stat().st_size, "kafka-dump-log.sh accounts for the whole segment"
+        assert batches[-1][1] == copies * n - 1, "every record stored"
+        assert {x[3] for x in batches} == {codec}
+        last = [x for x in batches if x[0] >= min(SETTLED, copies - 1) * n]
+        records = last[-1][1] - last[0][0] + 1
+        stored[setting] = sum(x[2] for x in last) / records
+    report = []
+    for setting in COMPARED:
+        broker_ratio = stored[setting] / stored["none"]
+        advisor_ratio = by_key[setting]["size_ratio"]
+        report.append("%-8s broker %.4f advisor %.4f (%+.1f%%)" % (setting, broker_ratio, advisor_ratio,
+                                                                  100 * (advisor_ratio / broker_ratio - 1)))
+    print("\n".join(report))
+    for setting, line in zip(COMPARED, report):
+        broker_ratio = stored[setting] / stored["none"]
+        assert by_key[setting]["size_ratio"] == pytest.approx(broker_ratio, rel=0.05), "\n".join(report)
+
+
+def test_samples_a_topic_without_a_group_on_a_stock_broker(broker_factory, tmp_path):
+    b = broker_factory("stock", stock=True)
+    lines = RECORDS.read_text().splitlines()
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", "events", "--partitions", "2",
+         "--config", "retention.ms=259200000", stock=True)
+    tool("kafka-console-producer.sh", "--bootstrap-server", b.bootstrap, "--topic", "events",
+         "--command-property", "linger.ms=100", input="\n".join(lines) + "\n", stock=True)
+    config = tmp_path / "client.properties"
+    config.write_text("client.id=advisor-test\n")
+    p = advisor("--bootstrap-server", b.bootstrap, "--topic", "events", "--command-config", config,
+                "--max-records", 1000, "--codecs", "none,lz4:1,zstd:3", "--providers", "none", "--format", "json",
+                "--messages-per-day", 1_000_000, "--warmup-bytes", 1 << 18, "--no-progress")
+    out = json.loads(p.stdout)
+    assert out["sample"]["records"] == 1000, out["sample"]
+    assert "2 of 2 partitions" in out["sample"]["source"]
+    # defaults read from the topic: retention.ms = 3 days, replication factor 1
+    assert out["sizing"]["retention_days"] == pytest.approx(3.0)
+    assert out["sizing"]["replication_factor"] == 1
+    assert "--entity-name events" in out["recommendation"]["kafka_configs_command"]
+    assert ("--bootstrap-server %s" % b.bootstrap) in out["recommendation"]["kafka_configs_command"]
+    # no consumer group, no committed offsets (not even the offsets topic)
+    groups = tool("kafka-consumer-groups.sh", "--bootstrap-server", b.bootstrap, "--list").stdout
+    assert groups.strip() == "", groups
+    described = tool("kafka-consumer-groups.sh", "--bootstrap-server", b.bootstrap, "--describe", "--all-groups",
+                     check=False)
+    assert "events" not in described.stdout, described.stdout
+    topics = tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--list").stdout.split()
+    assert "__consumer_offsets" not in topics, topics
+    # and the records are still there for real consumers from offset 0
+    offsets = tool("kafka-get-offsets.sh", "--bootstrap-server", b.bootstrap, "--topic", "events").stdout
+    assert sum(int(l.split(":")[2]) for l in offsets.split()) == len(lines)
+
+
+def test_help_and_bad_arguments():
+    p = advisor("--help")
+    for flag in ("--bootstrap-server", "--topic", "--command-config", "--input", "--goal", "--format", "--plot",
+                 "--messages-per-day", "--retention-days", "--replication-factor", "--batch-size", "--max-records"):
+        assert flag in p.stdout, flag
+    p = run([str(DIST / "bin" / "kafka-compression-advisor.sh"), "--topic", "t"], check=False)
+    assert p.returncode != 0 and "--bootstrap-server" in p.stderr
+    p = run([str(DIST / "bin" / "kafka-compression-advisor.sh"), "--input", str(RECORDS), "--codecs", "brotli"], check=False)
+    assert p.returncode != 0 and "unknown codec 'brotli'" in p.stderr

@@ -1,0 +1,532 @@
+/*
+ * Licensed to the Apache Software Foundation (ASF) under one or more
+ * contributor license agreements. See the NOTICE file distributed with
+ * this work for additional information regarding copyright ownership.
+ * The ASF licenses this file to You under the Apache License, Version 2.0
+ * (the "License"); you may not use this file except in compliance with
+ * the License. You may obtain a copy of the License at
+ *
+ *    http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+package io.kafkacompress.tools.advisor;
+
+import io.kafkacompress.tools.advisor.Measurement.Result;
+import io.kafkacompress.tools.advisor.Measurement.Setting;
+
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Configurable;
+import org.apache.kafka.common.compress.CompressionProviders;
+import org.apache.kafka.common.compress.CompressionService;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.utils.AppInfoParser;
+import org.apache.kafka.common.utils.Exit;
+import org.apache.kafka.common.utils.Utils;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+
+import net.sourceforge.argparse4j.ArgumentParsers;
+import net.sourceforge.argparse4j.inf.ArgumentParser;
+import net.sourceforge.argparse4j.inf.ArgumentParserException;
+import net.sourceforge.argparse4j.inf.Namespace;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.ServiceLoader;
+import java.util.concurrent.TimeUnit;
+
+import static net.sourceforge.argparse4j.impl.Arguments.store;
+import static net.sourceforge.argparse4j.impl.Arguments.storeTrue;
+
+/**
+ * kafka-compression-advisor.sh: measures every codec, level and compression provider on a topic's own records (or a
+ * file of records) with Kafka's record-batch code, and says which compression settings to use.
+ */
+public final class CompressionAdvisor {
+
+    static final int[] GZIP_LEVELS = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    static final int[] LZ4_LEVELS = {1, 9, 17};
+    static final int[] ZSTD_LEVELS = {-5, 1, 3, 6, 9, 12, 19};
+
+    private CompressionAdvisor() {
+    }
+
+    public static void main(String[] args) {
+        try {
+            Exit.exit(run(args, System.out, System.err));
+        } catch (Throwable e) {
+            System.err.println("ERROR: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
+            if (!(e instanceof IllegalArgumentException))
+                e.printStackTrace(System.err);
+            Exit.exit(1);
+        }
+    }
+
+    static ArgumentParser parser() {
+        ArgumentParser parser = ArgumentParsers.newArgumentParser("kafka-compression-advisor")
+            .defaultHelp(true)
+            .description("Measures every compression codec, level and compression provider available here on a sample of a " +
+                "topic's records (read without a consumer group and without committing offsets) or on a file of records, " +
+                "with Kafka's own record-batch code, and recommends the topic and producer settings for a goal.");
+        parser.addArgument("--bootstrap-server").action(store()).type(String.class).metavar("HOST:PORT").dest("bootstrapServer")
+            .help("The Kafka server(s) to connect to, to sample --topic.");
+        parser.addArgument("--topic").action(store()).type(String.class).metavar("TOPIC")
+            .help("The topic whose records are sampled (with --bootstrap-server); also named in the kafka-configs.sh line.");
+        parser.addArgument("--command-config").action(store()).type(String.class).metavar("CONFIG_FILE").dest("commandConfig")
+            .help("Client properties (security settings and the like) for the consumer and admin client.");
+        parser.addArgument("--input").action(store()).type(String.class).metavar("FILE")
+            .help("Measure the records of this file, one record (value) per line, as kafka-producer-perf-test.sh --payload-file, " +
+                "instead of sampling a topic.");
+        parser.addArgument("--max-records").action(store()).type(Integer.class).setDefault(100_000).metavar("N").dest("maxRecords")
+            .help("Sample at most this many records.");
+        parser.addArgument("--max-bytes").action(store()).type(Long.class).setDefault(16L << 20).metavar("BYTES").dest("maxBytes")
+            .help("Sample at most this many bytes of keys, values and headers (they are held in memory).");
+        parser.addArgument("--partitions").action(store()).type(String.class).metavar("P1,P2,...")
+            .help("Sample only these partitions (default: all).");
+        parser.addArgument("--offset").action(store()).type(String.class).setDefault("latest").metavar("latest|earliest|N")
+            .help("Where each partition's sample starts: latest (the most recent records, --max-records spread over the " +
+                "partitions), earliest, or an offset.");
+        parser.addArgument("--timeout-ms").action(store()).type(Long.class).setDefault(30_000L).metavar("MS").dest("timeoutMs")
+            .help("How long sampling the topic may take.");
+        parser.addArgument("--batch-size").action(store()).type(String.class).setDefault("16384").metavar("BYTES[,BYTES...]").dest("batchSize")
+            .help("The producer's batch.size to cut the records into batches with (several: each is measured).");
+        parser.addArgument("--codecs").action(store()).type(String.class).setDefault("all").metavar("SPEC[,SPEC...]")
+            .help("Codecs and levels to measure: all, or a list of codec (every level) and codec:level, e.g. " +
+                "none,gzip:6,lz4,zstd:3. Levels measured by default: gzip 1-9, lz4 1, 9, 17, zstd -5, 1, 3, 6, 9, 12, 19.");
+        parser.addArgument("--providers").action(store()).type(String.class).setDefault("all").metavar("all|none|CLASS[,CLASS...]")
+            .help("KIP-1121 compression providers to measure beside the built-in codecs: all available on the classpath, " +
+                "none, or these classes. A provider that is not available here is listed with its reason and skipped.");
+        parser.addArgument("--goal").action(store()).type(String.class).choices("disk", "cpu", "balanced").setDefault("balanced")
+            .help("What the ranking and the recommendation optimise: disk (smallest size), cpu (least CPU among settings " +
+                "that save at least 10%), balanced (the knee of the size/speed Pareto front).");
+        parser.addArgument("--messages-per-day").action(store()).type(Double.class).metavar("N").dest("messagesPerDay")
+            .help("Records produced per day, for the disk and CPU each setting needs (default: estimated from the sampled " +
+                "records' timestamps).");
+        parser.addArgument("--retention-days").action(store()).type(Double.class).metavar("DAYS").dest("retentionDays")
+            .help("Days of data kept (default: the topic's retention.ms).");
+        parser.addArgument("--replication-factor").action(store()).type(Integer.class).metavar("N").dest("replicationFactor")
+            .help("Copies of each partition (default: the topic's; 1 with --input).");
+        parser.addArgument("--repeats").action(store()).type(Integer.class).setDefault(1).metavar("N")
+            .help("Timed passes over the sample per setting (the median is reported).");
+        parser.addArgument("--warmup-bytes").action(store()).type(Long.class).setDefault(2L << 20).metavar("BYTES").dest("warmupBytes")
+            .help("Bytes of the sample each setting compresses and decompresses before it is timed.");
+        parser.addArgument("--format").action(store()).type(String.class).choices("table", "json", "csv").setDefault("table")
+            .help("Output format.");
+        parser.addArgument("--plot").action(store()).type(String.class).metavar("FILE.png")
+            .help("Also draw size ratio against compression speed, with the Pareto front, into this PNG file.");
+        parser.addArgument("--no-progress").action(storeTrue()).dest("noProgress")
+            .help("No progress bar on standard error.");
+        parser.addArgument("--version").action(storeTrue())
+            .help("Display Kafka version.");
+        return parser;
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
+        ArgumentParser parser = parser();
+        Namespace ns;
+        try {
+            ns = parser.parseArgs(args);
+        } catch (net.sourceforge.argparse4j.internal.HelpScreenException e) {
+            return 0;    // --help: argparse4j printed it
+        } catch (ArgumentParserException e) {
+            if (args.length == 0) {
+                parser.printHelp(new java.io.PrintWriter(err, true));
+                return 1;
+            }
+            parser.handleError(e);
+            return 1;
+        }
+        if (ns.getBoolean("version")) {
+            out.println(AppInfoParser.getVersion() + " (Commit:" + AppInfoParser.getCommitId() + ")");
+            return 0;
+        }
+        String bootstrap = ns.getString("bootstrapServer");
+        String topic = ns.getString("topic");
+        String input = ns.getString("input");
+        if (input == null && (bootstrap == null || topic == null)) {
+            err.println("Either --input FILE, or --bootstrap-server and --topic, is required.");
+            parser.printUsage(new java.io.PrintWriter(err, true));
+            return 1;
+        }
+        if (input != null && bootstrap != null) {
+            err.println("--input and --bootstrap-server are mutually exclusive (a file, or a topic's records).");
+            return 1;
+        }
+        Properties clientProps = new Properties();
+        if (ns.getString("commandConfig") != null)
+            clientProps.putAll(Utils.loadProps(ns.getString("commandConfig")));
+        if (bootstrap != null)
+            clientProps.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+
+        List<Integer> batchSizes = new ArrayList<>();
+        for (String s : ns.getString("batchSize").split(","))
+            batchSizes.add(positive("--batch-size", Integer.parseInt(s.trim())));
+        int repeats = positive("--repeats", ns.getInt("repeats"));
+        List<Setting> builtIn = builtInSettings(ns.getString("codecs"));
+        List<String> skippedProviders = new ArrayList<>();
+        List<Setting> provided = providerSettings(ns.getString("providers"), builtIn, skippedProviders);
+
+        boolean progressOn = !ns.getBoolean("noProgress");
+        Progress progressBar = new Progress(err, progressOn);
+
+        // input
+        Sample sample;
+        Map<String, String> topicConfig = Collections.emptyMap();
+        Integer topicReplication = null;
+        if (input != null) {
+            sample = Sample.fromFile(Path.of(input), ns.getInt("maxRecords"), ns.getLong("maxBytes"));
+        } else {
+            List<Integer> partitions = null;
+            if (ns.getString("partitions") != null) {
+                partitions = new ArrayList<>();
+                for (String p : ns.getString("partitions").split(","))
+                    partitions.add(Integer.parseInt(p.trim()));
+            }
+            String offset = ns.getString("offset");
+            Long start = "latest".equals(offset) ? null : "earliest".equals(offset) ? -2L : Long.valueOf(Long.parseLong(offset));
+            try (Admin admin = Admin.create(clientProps)) {
+                TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames()
+                    .get(ns.getLong("timeoutMs"), TimeUnit.MILLISECONDS).get(topic);
+                topicReplication = description.partitions().get(0).replicas().size();
+                ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+                Config config = admin.describeConfigs(List.of(resource)).all().get(ns.getLong("timeoutMs"), TimeUnit.MILLISECONDS).get(resource);
+                topicConfig = new LinkedHashMap<>();
+                for (ConfigEntry e : config.entries())
+                    topicConfig.put(e.name(), e.value());
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw new IllegalArgumentException("cannot describe topic " + topic + ": " + e.getCause().getMessage());
+            }
+            err.println("[advisor] sampling " + topic + " (no consumer group, nothing committed)");
+            sample = Sample.fromTopic(clientProps, topic, partitions, start, ns.getInt("maxRecords"), ns.getLong("maxBytes"),
+                ns.getLong("timeoutMs"));
+        }
+        err.printf(Locale.ROOT, "[advisor] %d records, %s, from %s%n", sample.size(), bytes(sample.bytes), sample.source);
+
+        // measure
+        Measurement measurement = new Measurement(sample, repeats, ns.getLong("warmupBytes"), progressBar::advance);
+        List<Setting> settings = new ArrayList<>(builtIn);
+        settings.addAll(provided);
+        boolean noneListed = settings.stream().anyMatch(s -> s.type == CompressionType.NONE);
+        progressBar.start((long) batchSizes.size() * (settings.size() + (noneListed ? 0 : 1)) * measurement.workPerSetting());
+        List<Result> results = new ArrayList<>();
+        for (int batchSize : batchSizes) {
+            progressBar.label("none" + (batchSizes.size() > 1 ? " @" + batchSize : ""));
+            Result none = measurement.measure(new Setting(CompressionType.NONE, null, null, null), batchSize, 0);
+            for (Setting s : settings) {
+                progressBar.label(s.label() + (batchSizes.size() > 1 ? " @" + batchSize : ""));
+                Result r;
+                if (s.type == CompressionType.NONE) {
+                    r = none;
+                } else {
+                    Measurement.registerForDecompression(s);
+                    try {
+                        r = measurement.measure(s, batchSize, none.compressedBytes);
+                    } finally {
+                        CompressionProviders.clearProcessWide();
+                    }
+                }
+                results.add(r);
+            }
+        }
+        progressBar.finish();
+
+        // sizing inputs
+        Double messagesPerDay = ns.get("messagesPerDay");
+        String messagesPerDaySource = "--messages-per-day";
+        if (messagesPerDay == null && input == null && sample.messagesPerDayFromTimestamps() > 0) {
+            messagesPerDay = sample.messagesPerDayFromTimestamps();
+            messagesPerDaySource = "estimated from the sampled records' timestamps";
+        }
+        Double retentionDays = ns.get("retentionDays");
+        String retentionSource = "--retention-days";
+        if (retentionDays == null && topicConfig.get("retention.ms") != null) {
+            long ms = Long.parseLong(topicConfig.get("retention.ms"));
+            if (ms > 0) {
+                retentionDays = ms / 86_400_000.0;
+                retentionSource = "the topic's retention.ms";
+            }
+        }
+        Integer replication = ns.getInt("replicationFactor");
+        String replicationSource = "--replication-factor";
+        if (replication == null) {
+            replication = topicReplication != null ? topicReplication : 1;
+            replicationSource = topicReplication != null ? "the topic's replication factor" : "assumed (no topic)";
+        }
+        Sizing sizing = new Sizing(messagesPerDay, messagesPerDaySource, retentionDays, retentionSource, replication, replicationSource);
+
+        Advice advice = new Advice(results, ns.getString("goal"));
+        Report report = new Report(sample, advice, sizing, bootstrap, topic, topicConfig, skippedProviders, provided);
+        switch (ns.getString("format")) {
+            case "json": report.json(out); break;
+            case "csv": report.csv(out); break;
+            default: report.table(out); break;
+        }
+        if (ns.getString("plot") != null) {
+            ParetoPlot.write(Path.of(ns.getString("plot")), results, advice.recommendation(), sample.source);
+            err.println("[advisor] wrote " + ns.getString("plot"));
+        }
+        out.flush();
+        return 0;
+    }
+
+    static int positive(String name, int v) {
+        if (v <= 0)
+            throw new IllegalArgumentException(name + " must be positive, got " + v);
+        return v;
+    }
+
+    static String bytes(long b) {
+        if (b >= 1 << 20)
+            return String.format(Locale.ROOT, "%.1f MiB", b / 1048576.0);
+        if (b >= 1 << 10)
+            return String.format(Locale.ROOT, "%.1f KiB", b / 1024.0);
+        return b + " B";
+    }
+
+    static int[] levels(CompressionType type) {
+        switch (type) {
+            case GZIP: return GZIP_LEVELS;
+            case LZ4: return LZ4_LEVELS;
+            case ZSTD: return ZSTD_LEVELS;
+            default: return null;
+        }
+    }
+
+    /** The built-in settings --codecs asks for, in the order none, gzip, lz4, zstd, snappy. */
+    static List<Setting> builtInSettings(String spec) {
+        Map<CompressionType, List<Integer>> wanted = new LinkedHashMap<>();
+        for (CompressionType t : new CompressionType[] {CompressionType.NONE, CompressionType.GZIP, CompressionType.LZ4,
+            CompressionType.ZSTD, CompressionType.SNAPPY})
+            wanted.put(t, null);
+        Map<CompressionType, List<Integer>> chosen = new LinkedHashMap<>();
+        if (spec.trim().equals("all")) {
+            chosen.putAll(wanted);
+            for (CompressionType t : wanted.keySet())
+                chosen.put(t, allLevels(t));
+        } else {
+            for (String part : spec.split(",")) {
+                String[] kv = part.trim().split(":");
+                CompressionType type;
+                try {
+                    type = CompressionType.forName(kv[0].trim().equals("uncompressed") ? "none" : kv[0].trim());
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("--codecs: unknown codec '" + kv[0] + "' (none, gzip, snappy, lz4, zstd)");
+                }
+                List<Integer> ls = chosen.computeIfAbsent(type, t -> new ArrayList<>());
+                if (kv.length == 1) {
+                    for (Integer l : allLevels(type))
+                        if (!ls.contains(l)) ls.add(l);
+                } else {
+                    if (levels(type) == null)
+                        throw new IllegalArgumentException("--codecs: " + type.name + " has no level");
+                    int l = Integer.parseInt(kv[1].trim());
+                    if (!ls.contains(l)) ls.add(l);
+                }
+            }
+        }
+        List<Setting> out = new ArrayList<>();
+        for (CompressionType t : wanted.keySet()) {
+            List<Integer> ls = chosen.get(t);
+            if (ls == null)
+                continue;
+            for (Integer l : ls)
+                out.add(new Setting(t, l, null, null));
+        }
+        return out;
+    }
+
+    private static List<Integer> allLevels(CompressionType type) {
+        List<Integer> ls = new ArrayList<>();
+        int[] levels = levels(type);
+        if (levels == null)
+            ls.add(null);
+        else
+            for (int l : levels) ls.add(l);
+        return ls;
+    }
+
+    /**
+     * Settings for the providers on the classpath: each provider at the levels measured for its codec. A provider is
+     * instantiated only when asked for, and only its own checkAvailable() decides whether it can work here (the
+     * providers of this distribution never probe hardware in a way that can crash the JVM).
+     */
+    static List<Setting> providerSettings(String spec, List<Setting> builtIn, List<String> skipped) {
+        List<Setting> out = new ArrayList<>();
+        if (spec.trim().equals("none"))
+            return out;
+        List<String> classes = new ArrayList<>();
+        if (spec.trim().equals("all")) {
+            for (ServiceLoader.Provider<CompressionService> p : ServiceLoader.load(CompressionService.class).stream().toList())
+                classes.add(p.type().getName());
+        } else {
+            for (String c : spec.split(","))
+                classes.add(c.trim());
+        }
+        for (String cls : classes) {
+            CompressionService service;
+            try {
+                service = (CompressionService) Class.forName(cls).getDeclaredConstructor().newInstance();
+                if (service instanceof Configurable)
+                    ((Configurable) service).configure(Map.of());
+                service.checkAvailable();
+            } catch (Throwable e) {
+                String why = e.getMessage() != null ? e.getMessage() : e.toString();
+                skipped.add(cls + ": " + why);
+                continue;
+            }
+            CompressionType type = CompressionType.forName(service.type());
+            String name = shortName(service, cls);
+            for (Setting s : builtIn) {
+                if (s.type == type)
+                    out.add(new Setting(type, s.level, service, name));
+            }
+        }
+        return out;
+    }
+
+    static String shortName(CompressionService service, String cls) {
+        if (cls.equals("io.kafkacompress.nativegzip.NativeGzipCompressionService"))
+            return "native-gzip";
+        if (cls.equals("io.kafkacompress.qat.QatGzipCompressionService"))
+            return "qat-gzip";
+        String s = cls.substring(cls.lastIndexOf('.') + 1);
+        return s.replace("CompressionService", "");
+    }
+
+    /** Disk and CPU at the production rate, when the rate and retention are known. */
+    static final class Sizing {
+        final Double messagesPerDay;
+        final String messagesPerDaySource;
+        final Double retentionDays;
+        final String retentionSource;
+        final int replicationFactor;
+        final String replicationSource;
+
+        Sizing(Double messagesPerDay, String messagesPerDaySource, Double retentionDays, String retentionSource,
+               int replicationFactor, String replicationSource) {
+            this.messagesPerDay = messagesPerDay;
+            this.messagesPerDaySource = messagesPerDaySource;
+            this.retentionDays = retentionDays;
+            this.retentionSource = retentionSource;
+            this.replicationFactor = replicationFactor;
+            this.replicationSource = replicationSource;
+        }
+
+        boolean disk() {
+            return messagesPerDay != null && retentionDays != null;
+        }
+
+        boolean cores() {
+            return messagesPerDay != null;
+        }
+
+        /** avg record size on disk x messages/day x retention x replication, in GB. */
+        double diskGB(Result r) {
+            return r.bytesPerRecord() * messagesPerDay * retentionDays * replicationFactor / 1e9;
+        }
+
+        double uncompressedBytesPerSecond(Result r) {
+            return (double) r.uncompressedBytes / r.records * messagesPerDay / 86_400.0;
+        }
+
+        double compressCores(Result r) {
+            return uncompressedBytesPerSecond(r) * r.compressCpuSeconds / r.uncompressedBytes;
+        }
+
+        double decompressCores(Result r) {
+            return uncompressedBytesPerSecond(r) * r.decompressCpuSeconds / r.uncompressedBytes;
+        }
+    }
+
+    /** A progress bar on standard error: redrawn in place on a terminal, a line per 10% otherwise. */
+    static final class Progress {
+        private final PrintStream err;
+        private final boolean on;
+        private final boolean tty = System.console() != null;
+        private long total;
+        private long done;
+        private long startNanos;
+        private long lastDraw;
+        private int lastTenth = -1;
+        private String label = "";
+
+        Progress(PrintStream err, boolean on) {
+            this.err = err;
+            this.on = on;
+        }
+
+        void start(long total) {
+            this.total = Math.max(1, total);
+            this.startNanos = System.nanoTime();
+        }
+
+        void label(String label) {
+            this.label = label;
+            draw(false);
+        }
+
+        void advance(long n) {
+            done += n;
+            draw(false);
+        }
+
+        void finish() {
+            done = total;
+            draw(true);
+            if (on && tty)
+                err.println();
+        }
+
+        private void draw(boolean force) {
+            if (!on)
+                return;
+            long now = System.nanoTime();
+            double f = Math.min(1.0, (double) done / total);
+            double elapsed = (now - startNanos) / 1e9;
+            String eta = f > 0.02 ? String.format(Locale.ROOT, "%.0fs left", elapsed / f - elapsed) : "";
+            if (tty) {
+                if (!force && now - lastDraw < 200_000_000L)
+                    return;
+                lastDraw = now;
+                int width = 30;
+                int full = (int) (f * width);
+                String bar = "=".repeat(full) + (full < width ? ">" + " ".repeat(width - full - 1) : "");
+                err.printf(Locale.ROOT, "\r[%s] %3.0f%% %-24s %-12s", bar, f * 100, label, eta);
+                err.flush();
+            } else {
+                int tenth = (int) (f * 10);
+                if (tenth != lastTenth && elapsed > 0) {
+                    lastTenth = tenth;
+                    err.printf(Locale.ROOT, "[advisor] %3d%% measured (%s) %s%n", tenth * 10, label, eta);
+                }
+            }
+        }
+    }
+
+    static ObjectMapper mapper() {
+        return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    }
+
+    static void writeJson(PrintStream out, Object o) throws IOException {
+        out.println(mapper().writeValueAsString(o));
+    }
+}

@@ -1,0 +1,255 @@
+/*
+ * Licensed to the Apache Software Foundation (ASF) under one or more
+ * contributor license agreements. See the NOTICE file distributed with
+ * this work for additional information regarding copyright ownership.
+ * The ASF licenses this file to You under the Apache License, Version 2.0
+ * (the "License"); you may not use this file except in compliance with
+ * the License. You may obtain a copy of the License at
+ *
+ *    http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+package io.kafkacompress.tools.advisor;
+
+import io.kafkacompress.tools.advisor.CompressionAdvisor.Sizing;
+import io.kafkacompress.tools.advisor.Measurement.Result;
+import io.kafkacompress.tools.advisor.Measurement.Setting;
+
+import org.apache.kafka.common.utils.AppInfoParser;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/** The advisor's output: a human table, JSON or CSV. */
+final class Report {
+    private final Sample sample;
+    private final Advice advice;
+    private final Sizing sizing;
+    private final String bootstrap;
+    private final String topic;
+    private final Map<String, String> topicConfig;
+    private final List<String> skippedProviders;
+    private final Set<String> providers = new LinkedHashSet<>();
+
+    Report(Sample sample, Advice advice, Sizing sizing, String bootstrap, String topic, Map<String, String> topicConfig,
+           List<String> skippedProviders, List<Setting> provided) {
+        this.sample = sample;
+        this.advice = advice;
+        this.sizing = sizing;
+        this.bootstrap = bootstrap;
+        this.topic = topic;
+        this.topicConfig = topicConfig;
+        this.skippedProviders = skippedProviders;
+        for (Setting s : provided)
+            providers.add(s.providerName + " = " + s.providerClass + " (" + s.provider + ")");
+    }
+
+    private static String f(String fmt, Object... args) {
+        return String.format(Locale.ROOT, fmt, args);
+    }
+
+    private String currentSetting() {
+        String type = topicConfig.get("compression.type");
+        if (type == null)
+            return null;
+        String level = topicConfig.get("compression." + type + ".level");
+        return "compression.type=" + type + (level != null ? ", compression." + type + ".level=" + level : "");
+    }
+
+    void table(PrintStream out) {
+        out.println(f("Kafka compression advisor (Kafka %s): %d records, %s of keys, values and headers, from %s",
+            AppInfoParser.getVersion(), sample.size(), CompressionAdvisor.bytes(sample.bytes), sample.source));
+        if (currentSetting() != null)
+            out.println("Topic " + topic + " now: " + currentSetting());
+        for (String p : providers)
+            out.println("Provider: " + p);
+        for (String s : skippedProviders)
+            out.println("Provider not available here, skipped: " + s);
+        out.println("Ranked for --goal " + advice.goal + "; * = on the size/speed Pareto front (no other setting is both smaller " +
+            "and cheaper to compress). MB/s and CPU s/GB are per core, of uncompressed data, with Kafka's record-batch code.");
+        out.println();
+        List<String[]> rows = new ArrayList<>();
+        List<String> header = new ArrayList<>(List.of("#", "", "codec", "level", "provider", "batch", "size ratio", "B/record",
+            "comp MB/s", "decomp MB/s", "comp CPU s/GB", "decomp CPU s/GB"));
+        if (sizing.disk())
+            header.add("disk GB");
+        if (sizing.cores()) {
+            header.add("comp cores");
+            header.add("decomp cores");
+        }
+        rows.add(header.toArray(new String[0]));
+        int rank = 0;
+        for (Result r : advice.ranked) {
+            rank++;
+            List<String> row = new ArrayList<>(List.of(String.valueOf(rank), (r.pareto ? "*" : "") + (r == advice.recommendation() ? "<" : ""),
+                r.setting.codec(), r.setting.level == null ? "-" : String.valueOf(r.setting.level), r.setting.providerName,
+                String.valueOf(r.batchSize), f("%.4f", r.ratio()), f("%.1f", r.bytesPerRecord()), f("%.1f", r.compressMBps()),
+                f("%.1f", r.decompressMBps()), f("%.2f", r.compressCpuSecondsPerGB()), f("%.2f", r.decompressCpuSecondsPerGB())));
+            if (sizing.disk())
+                row.add(f("%.1f", sizing.diskGB(r)));
+            if (sizing.cores()) {
+                row.add(f("%.3f", sizing.compressCores(r)));
+                row.add(f("%.3f", sizing.decompressCores(r)));
+            }
+            rows.add(row.toArray(new String[0]));
+        }
+        int[] width = new int[rows.get(0).length];
+        for (String[] row : rows)
+            for (int i = 0; i < row.length; i++)
+                width[i] = Math.max(width[i], row[i].length());
+        for (String[] row : rows) {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < row.length; i++) {
+                boolean left = i >= 1 && i <= 4;
+                String cell = left ? pad(row[i], width[i], false) : pad(row[i], width[i], true);
+                b.append(i == 0 ? "" : "  ").append(cell);
+            }
+            out.println(b.toString().replaceAll("\\s+$", ""));
+        }
+        out.println();
+        if (sizing.cores()) {
+            out.println(f("Sizing: %,.0f messages/day (%s)%s, replication factor %d (%s).", sizing.messagesPerDay, sizing.messagesPerDaySource,
+                sizing.disk() ? f(", retention %.2f days (%s)", sizing.retentionDays, sizing.retentionSource) : "",
+                sizing.replicationFactor, sizing.replicationSource));
+            out.println("disk GB = bytes per record on disk x messages/day x retention days x replication factor; comp cores = cores " +
+                "the producers spend compressing at that rate; decomp cores = cores each reader (the broker's validation, every " +
+                "consumer group) spends decompressing.");
+            out.println();
+        }
+        Result rec = advice.recommendation();
+        out.println(f("Recommendation for --goal %s: %s, batch.size=%d", advice.goal, rec.setting.label(), rec.batchSize));
+        out.println(f("  stores %.1f%% of the uncompressed size (%.2fx smaller), compresses %.1f MB/s and decompresses %.1f MB/s per core%s",
+            rec.ratio() * 100, 1 / rec.ratio(), rec.compressMBps(), rec.decompressMBps(),
+            sizing.disk() ? f(", %.1f GB on disk", sizing.diskGB(rec)) : ""));
+        out.println("  Topic (the broker keeps batches that arrive in the topic's codec as they are, so set the producers too):");
+        out.println("    " + Advice.kafkaConfigsCommand(bootstrap, topic, rec));
+        out.println("  Producer properties:");
+        for (Map.Entry<String, String> e : Advice.producerProperties(rec).entrySet())
+            out.println("    " + e.getKey() + "=" + e.getValue());
+        if (rec.setting.providerClass != null) {
+            out.println(f("  Brokers (server.properties, static; the provider jar is in libs/): compression.%s.provider=%s",
+                rec.setting.codec(), rec.setting.providerClass));
+            out.println("  Consumers read the batches with any Kafka client; with the provider they decompress faster: "
+                + "compression." + rec.setting.codec() + ".provider=" + rec.setting.providerClass);
+        }
+        for (Map.Entry<String, Result> e : advice.picks.entrySet()) {
+            if (!e.getKey().equals(advice.goal))
+                out.println(f("  (--goal %s would pick %s, batch.size=%d: size ratio %.4f, %.1f MB/s)", e.getKey(), e.getValue().setting.label(),
+                    e.getValue().batchSize, e.getValue().ratio(), e.getValue().compressMBps()));
+        }
+    }
+
+    private static String pad(String s, int w, boolean right) {
+        if (s.length() >= w)
+            return s;
+        String p = " ".repeat(w - s.length());
+        return right ? p + s : s + p;
+    }
+
+    Map<String, Object> row(Result r, int rank) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        if (rank > 0)
+            m.put("rank", rank);
+        m.put("codec", r.setting.codec());
+        m.put("level", r.setting.level);
+        m.put("provider", r.setting.providerName);
+        m.put("provider_class", r.setting.providerClass);
+        m.put("batch_size", r.batchSize);
+        m.put("pareto", r.pareto);
+        m.put("recommended", r == advice.recommendation());
+        m.put("records", r.records);
+        m.put("batches", r.batches);
+        m.put("records_per_batch", r.recordsPerBatch());
+        m.put("uncompressed_bytes", r.uncompressedBytes);
+        m.put("compressed_bytes", r.compressedBytes);
+        m.put("size_ratio", r.ratio());
+        m.put("bytes_per_record", r.bytesPerRecord());
+        m.put("compress_mb_per_s", r.compressMBps());
+        m.put("decompress_mb_per_s", r.decompressMBps());
+        m.put("compress_cpu_s_per_gb", r.compressCpuSecondsPerGB());
+        m.put("decompress_cpu_s_per_gb", r.decompressCpuSecondsPerGB());
+        m.put("disk_gb", sizing.disk() ? sizing.diskGB(r) : null);
+        m.put("compress_cores", sizing.cores() ? sizing.compressCores(r) : null);
+        m.put("decompress_cores", sizing.cores() ? sizing.decompressCores(r) : null);
+        return m;
+    }
+
+    Map<String, Object> advice(Result r) {
+        Map<String, Object> m = row(r, 0);
+        m.put("kafka_configs_command", Advice.kafkaConfigsCommand(bootstrap, topic, r));
+        m.put("topic_configs", Advice.topicConfigs(r));
+        m.put("producer_properties", Advice.producerProperties(r));
+        if (r.setting.providerClass != null)
+            m.put("broker_properties", Map.of("compression." + r.setting.codec() + ".provider", r.setting.providerClass));
+        return m;
+    }
+
+    void json(PrintStream out) throws IOException {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("kafka_version", AppInfoParser.getVersion());
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("source", sample.source);
+        s.put("records", sample.size());
+        s.put("bytes", sample.bytes);
+        if (topic != null)
+            s.put("topic", topic);
+        if (currentSetting() != null)
+            s.put("topic_compression", currentSetting());
+        m.put("sample", s);
+        m.put("providers", new ArrayList<>(providers));
+        m.put("providers_skipped", skippedProviders);
+        Map<String, Object> z = new LinkedHashMap<>();
+        z.put("messages_per_day", sizing.messagesPerDay);
+        z.put("messages_per_day_source", sizing.messagesPerDay == null ? null : sizing.messagesPerDaySource);
+        z.put("retention_days", sizing.retentionDays);
+        z.put("retention_days_source", sizing.retentionDays == null ? null : sizing.retentionSource);
+        z.put("replication_factor", sizing.replicationFactor);
+        z.put("replication_factor_source", sizing.replicationSource);
+        m.put("sizing", z);
+        m.put("goal", advice.goal);
+        m.put("recommendation", advice(advice.recommendation()));
+        Map<String, Object> picks = new LinkedHashMap<>();
+        for (Map.Entry<String, Result> e : advice.picks.entrySet())
+            picks.put(e.getKey(), advice(e.getValue()));
+        m.put("recommendations", picks);
+        List<Object> rows = new ArrayList<>();
+        int rank = 0;
+        for (Result r : advice.ranked)
+            rows.add(row(r, ++rank));
+        m.put("results", rows);
+        CompressionAdvisor.writeJson(out, m);
+    }
+
+    void csv(PrintStream out) {
+        List<String> keys = null;
+        int rank = 0;
+        for (Result r : advice.ranked) {
+            Map<String, Object> row = row(r, ++rank);
+            if (keys == null) {
+                keys = new ArrayList<>(row.keySet());
+                out.println(String.join(",", keys));
+            }
+            List<String> cells = new ArrayList<>();
+            for (String k : keys) {
+                Object v = row.get(k);
+                String c = v == null ? "" : v instanceof Double ? f("%.6g", (Double) v) : v.toString();
+                if (c.contains(",") || c.contains("\""))
+                    c = "\"" + c.replace("\"", "\"\"") + "\"";
+                cells.add(c);
+            }
+            out.println(String.join(",", cells));
+        }
+    }
+}
