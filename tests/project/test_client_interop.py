@@ -11,10 +11,11 @@ gzip:
 - recompression: a Java producer sends the same records as one lz4 batch into a topic with
   compression.type=gzip on a broker with the provider, which recompresses it through the provider;
 
-and read back by librdkafka (confluent-kafka) and kafka-python, each record checked by key, offset,
-length and CRC32 of its value against what the producer had acknowledged (tests/kafkacompress_systest/
-python/systest_client.py, the same reader as the system tests'). A consumer that stops getting records
-for 20 s is stopped and the test fails with how many of the records it delivered and where it stopped.
+and read back by librdkafka (confluent-kafka), kafka-python and kcat (Debian's, with Debian's
+librdkafka), each record checked by key, offset, length and CRC32 of its value against what the
+producer had acknowledged (tests/kafkacompress_systest/python/systest_client.py, the same reader as the
+system tests'). A consumer that stops getting records for 20 s (kcat: not done in 60 s) is stopped and
+the test fails with how many of the records it delivered and where it stopped.
 
 Providers: native-gzip on this host; qat-gzip (software mode) where QATzip is: on this host if it has
 libqatzip.so.3, else in a container of the broker image (Debian trixie with QATzip), broker and producer
@@ -22,7 +23,7 @@ on the host's network; the test then needs a container engine (run it under
 `flock /tmp/kc-containers.lock`), and is skipped, saying so, when none works. "builtin" is the control:
 the same scenario with Kafka's built-in gzip, which writes one member per batch.
 
-Needs: ./build.sh, and the Python clients of requirements.txt in the Python that runs pytest.
+Needs: ./build.sh, the Python clients of requirements.txt in the Python that runs pytest, and kcat.
 """
 import importlib.util
 import json
@@ -31,6 +32,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -151,6 +153,8 @@ def work():
         if importlib.util.find_spec(mod) is None:
             pytest.fail("%s is not installed in %s: pip install -r %s/requirements.txt"
                         % (name, sys.executable, ROOT))
+    if KCAT_VERSION is None:
+        pytest.fail("kcat is not installed: apt-get install kcat (Debian's, with Debian's librdkafka)")
     d = Path(tempfile.mkdtemp(prefix="clients-interop-", dir="/tmp"))
     classes = d / "classes"
     run(["javac", "--release", "17", "-nowarn", "-d", str(classes), "-cp", "%s/libs/*" % DIST, str(CLIENT_JAVA)])
@@ -219,6 +223,59 @@ def read_back(client, bootstrap, topic, acked):
                 % (p.returncode, (p.stdout + p.stderr)[-1500:])}
 
 
+def read_kcat(bootstrap, topic, acked, timeout=60):
+    """kcat (Debian's, with Debian's librdkafka) reading the topic to its end (-e), checked like read_back.
+    kcat never exits when librdkafka stalls: it is stopped after `timeout` seconds."""
+    expect = {}
+    for line in open(acked):
+        k, part, off, c, length = line.rstrip("\n").split("\t")
+        expect[k] = (int(off), c, int(length))
+    argv = ["kcat", "-C", "-b", bootstrap, "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q",
+            "-X", "fetch.max.bytes=%d" % (64 * MIB), "-X", "receive.message.max.bytes=%d" % (128 * MIB),
+            "-f", "%k\\t%o\\t%s\\n"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        stopped = "end of partition (exit %d)" % p.returncode
+    except subprocess.TimeoutExpired:
+        p.terminate()       # kcat writes what it has and exits on SIGTERM
+        try:
+            out, err = p.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        stopped = "stopped after %d s" % timeout
+        out = out[:out.rfind(b"\n") + 1]     # a line cut off by the stop is not a record read
+    read = matched = 0
+    bad, next_offset = [], 0
+    for line in out.split(b"\n"):
+        if not line:
+            continue
+        k, off, value = line.split(b"\t", 2)
+        read += 1
+        next_offset = max(next_offset, int(off) + 1)
+        e = expect.get(k.decode())
+        if e == (int(off), str(zlib.crc32(value) & 0xFFFFFFFF), len(value)):
+            matched += 1
+        elif len(bad) < 3:
+            bad.append("%s at %s" % (k.decode(), off.decode()))
+    return {"ok": matched == len(expect) == read, "matched": matched, "acked": len(expect), "read": read,
+            "stopped": stopped, "next_offset": {"0": next_offset}, "client": "kcat (%s)" % KCAT_VERSION,
+            "examples": "; ".join(bad) + err.decode(errors="replace")[-300:]}
+
+
+def kcat_version():
+    try:
+        out = subprocess.run(["kcat", "-V"], capture_output=True, text=True, timeout=30).stdout
+    except OSError:
+        return None
+    m = re.search(r"Version (\S+) .*?(librdkafka \S+)", out)
+    return "%s, %s" % m.groups() if m else out.strip()[:60]
+
+
+KCAT_VERSION = kcat_version()
+
+
 @pytest.mark.parametrize("route", ["producer", "recompression"])
 @pytest.mark.parametrize("provider", ["builtin", "native-gzip", "qat-gzip"])
 def test_large_gzip_batches_read_by_every_client(work, provider, route):
@@ -248,8 +305,8 @@ def test_large_gzip_batches_read_by_every_client(work, provider, route):
                 % (provider, route, size, codec, count, values / MIB, ondisk / MIB))
             assert codec == "gzip" and values > nbytes - MIB, \
                 "the scenario did not make one large gzip batch: %s %d records %d bytes" % (codec, count, values)
-            for client in READERS:
-                v = read_back(client, b.bootstrap, topic, acked)
+            for client in list(READERS) + ["kcat"]:
+                v = read_kcat(b.bootstrap, topic, acked) if client == "kcat" else read_back(client, b.bootstrap, topic, acked)
                 row = "%-13s %-13s %-5s %-15s %s of %s records verified (read %s; stopped: %s; next offset %s; %s)" % (
                     provider, route, size, client, v.get("matched", 0), v["acked"], v["read"], v["stopped"],
                     v.get("next_offset"), v.get("client", ""))
