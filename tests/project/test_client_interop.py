@@ -163,7 +163,7 @@ def work():
     subprocess.run(["rm", "-rf", str(d)])
 
 
-def place(provider):
+def place(provider, work):
     if provider != "qat-gzip" or QATZIP_ON_HOST:
         return Host()
     name, env = engine()
@@ -174,7 +174,7 @@ def place(provider):
     r = subprocess.run(["bash", str(ROOT / "docker/images.sh"), "build"], cwd=ROOT, capture_output=True, text=True,
                        timeout=2400)
     assert r.returncode == 0, "docker/images.sh build failed:\n" + (r.stdout + r.stderr)[-3000:]
-    return Container(name, env, image, [str(ROOT), "/tmp", str(DATA)])
+    return Container(name, env, image, [str(ROOT), str(work), str(DATA)])
 
 
 # ----------------------------------------------------------------------------------------- the scenario
@@ -279,7 +279,7 @@ KCAT_VERSION = kcat_version()
 @pytest.mark.parametrize("route", ["producer", "recompression"])
 @pytest.mark.parametrize("provider", ["builtin", "native-gzip", "qat-gzip"])
 def test_large_gzip_batches_read_by_every_client(work, provider, route):
-    where = place(provider)
+    where = place(provider, work)
     pcfg = PROVIDERS[provider]
     b = where.broker(work / ("broker-%s-%s" % (provider, route)), dict(BROKER_BIG, **pcfg))
     try:
