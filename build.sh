@@ -91,7 +91,7 @@ EOF
 #
 #   group   who needs it
 #   build   every subcommand that builds (all but clean and help)
-#   python  test, gate, systest, bench: the virtual environment build/venv
+#   python  test, gate, systest, bench: the virtual environment build/venv (and kcat, for the tests)
 #   engine  test (without --quick), image, systest: rootful podman, when no Docker engine answers
 #   ssh     test (without --quick), systest: per-run keys and logins of the test-node containers
 #
@@ -110,6 +110,7 @@ libisal-dev               build   -            ISA-L headers (native-gzip; pulls
 libdeflate-dev            build   -            libdeflate headers (native-gzip; pulls in libdeflate0)
 python3-venv              python  venv         python3 and its venv module, for build/venv
 python3-dev               python  pyheaders    Python.h: psutil, which ducktape pins, builds from source
+kcat                      python  cmd:kcat     a librdkafka reader of the client tests (tests/project/test_client_interop.py)
 podman                    engine  -            container engine for the images and their tests (no Docker engine here)
 buildah                   engine  -            podman's image builder
 runc                      engine  -            the OCI runtime docker/containers.conf selects (crun fails on hybrid cgroups)

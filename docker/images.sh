@@ -57,6 +57,38 @@ build_image() { # name hash dockerfile [build args...]
     log "built $name in $((SECONDS - t0)) s"
 }
 
+# The non-Java Kafka clients of the system tests at requirements.txt's pins (confluent-kafka, kafka-python
+# and kafka-python's codec libraries), downloaded on this host as wheels for the node image's Python
+# (Debian trixie: CPython 3.13) into build/node-wheels, which the node image installs offline: a build
+# container needs no HTTPS (egress that re-signs TLS would need the host's CA bundle inside it).
+# Downloaded once per pin; a changed pin replaces its wheel.
+NODE_PYTHON="${KC_NODE_PYTHON:-3.13}"
+NODE_PACKAGES=(confluent-kafka kafka-python lz4 zstandard python-snappy cramjam)
+node_wheels() {
+    local dir="$KC_ROOT/build/node-wheels" pins=() missing=() keep=() p ver f k ok arch
+    for p in "${NODE_PACKAGES[@]}"; do
+        ver="$(sed -n "s/^$p==\([^ #]*\).*/\1/p" "$KC_ROOT/requirements.txt" | head -1)"
+        [[ -n "$ver" ]] || die "requirements.txt does not pin $p (name==version)"
+        pins+=("$p==$ver")
+        keep+=("${p//-/_}-$ver-")
+        compgen -G "$dir/${p//-/_}-$ver-*.whl" >/dev/null || missing+=("$p==$ver")
+    done
+    mkdir -p "$dir"
+    for f in "$dir"/*.whl; do
+        [[ -e "$f" ]] || continue
+        ok=0
+        for k in "${keep[@]}"; do [[ "$(basename "$f")" == "$k"* ]] && ok=1; done
+        [[ $ok == 1 ]] || rm -f "$f"
+    done
+    [[ ${#missing[@]} == 0 ]] && return 0
+    arch="$(uname -m)"
+    log "downloading wheels for the test nodes (CPython $NODE_PYTHON, $arch): ${missing[*]}"
+    "${KC_PYTHON:-python3}" -m pip download -q --disable-pip-version-check --only-binary=:all: --no-deps -d "$dir" \
+        --platform "manylinux_2_28_$arch" --platform "manylinux_2_17_$arch" --platform "manylinux2014_$arch" \
+        --python-version "$NODE_PYTHON" --implementation cp "${missing[@]}" \
+        || die "pip download ${missing[*]} failed (PyPI reachable? PIP_CERT for a TLS proxy)"
+}
+
 cmd_build() {
     engine_available || die "no container engine: $KC_ENGINE_REASON"
     [[ -f "$KC_DIST/RELEASE" ]] || die "no distribution at $KC_DIST (run ./build.sh first)"
@@ -82,8 +114,9 @@ cmd_build() {
         --build-arg "KAFKA_COMMIT_ID=$KC_COMMIT_ID" \
         --build-arg "KAFKA_SERIES=$series"
 
+    node_wheels
     local node_hash
-    node_hash="$( { echo "$broker_hash"; content_hash docker/node; } | sha256sum | cut -c1-16)"
+    node_hash="$( { echo "$broker_hash"; content_hash docker/node build/node-wheels; } | sha256sum | cut -c1-16)"
     build_image "$NODE_IMAGE" "$node_hash" docker/node/Dockerfile \
         --build-arg "BROKER_IMAGE=$BROKER_IMAGE"
 

@@ -212,6 +212,16 @@ def test_images_built_labelled_and_lean(images):
                "command -v sshd ps python3 kafka-dump-log.sh kafka-server-start.sh; ls /etc/ssh/ssh_host_* 2>/dev/null | wc -l")
     assert all(t in p.stdout for t in ("sshd", "/ps", "python3", "kafka-dump-log.sh")), p.stdout
     assert p.stdout.split()[-1] == "0", "host keys baked into the node image:\n" + p.stdout
+    # and the non-Java clients of the system tests at requirements.txt's pins, with kafka-python's codecs
+    pins = dict(l.split("#")[0].strip().split("==") for l in open(ROOT / "requirements.txt")
+                if "==" in l.split("#")[0])
+    p = engine("run", "--rm", "--no-healthcheck", NODE_IMAGE, "/opt/pyclients/bin/python", "-c",
+               "import importlib.metadata as m, confluent_kafka, kafka.codec as c; "
+               "print(m.version('confluent-kafka'), m.version('kafka-python'), m.version('lz4'), m.version('zstandard'), "
+               "m.version('python-snappy'), c.has_gzip() and c.has_lz4() and c.has_zstd() and c.has_snappy())",
+               check=False)
+    assert p.stdout.split() == [pins[n] for n in ("confluent-kafka", "kafka-python", "lz4", "zstandard",
+                                                  "python-snappy")] + ["True"], p.stdout + p.stderr
 
 
 def test_broker_from_env_serves_codecs_as_non_root(images, containers, tmp_path):

@@ -1,4 +1,6 @@
-"""Producer and verifying consumer services (tools/SysTestClient.java, run with our or stock client jars)."""
+"""Producer and verifying consumer services: java/SysTestClient.java with our or the stock 4.3.1 client
+jars ("ours", "stock"), or its Python twin python/systest_client.py with librdkafka ("confluent-kafka")
+or "kafka-python"; same arguments, ack files and JSON summaries."""
 
 import json
 import os
@@ -8,9 +10,18 @@ import time
 from ducktape.services.service import Service
 from ducktape.utils.util import wait_until
 
-from .paths import CLIENT_JAR, KAFKA_HOME, PAYLOAD, STOCK_LIBS, WORK
+from .paths import CLIENT_JAR, KAFKA_HOME, PAYLOAD, PY_CLIENT, PY_CLIENTS_PYTHON, STOCK_LIBS, WORK
 
 CLIENT_LIBS = {"ours": KAFKA_HOME + "/libs/*", "stock": STOCK_LIBS + "/*"}
+PY_CLIENTS = ("confluent-kafka", "kafka-python")
+
+
+def client_cmd(client, args, heap_mb=192):
+    """The command line of the test client: Java ("ours", "stock") or Python ("confluent-kafka", "kafka-python")."""
+    if client in PY_CLIENTS:
+        mode, _, rest = args.partition(" ")
+        return "%s %s %s --client %s %s" % (PY_CLIENTS_PYTHON, PY_CLIENT, mode, client, rest)
+    return java_cmd(client, args, heap_mb)
 
 
 def java_cmd(client, args, heap_mb=192):
@@ -61,7 +72,7 @@ class ProducerService(Service):
                 "--keys %d --tombstone-every %d%s" % (
                     self.kafka.bootstrap_servers(), self.topic, self.payload, self.max_records, self.throughput,
                     self.name, self.runs, self.acked_path, self.keys, self.tombstone_every, config_args(self.configs)))
-        node.account.ssh("nohup sh -c \"%s\" > %s 2> %s.err &" % (java_cmd(self.client, args).replace('"', '\\"'),
+        node.account.ssh("nohup sh -c \"%s\" > %s 2> %s.err &" % (client_cmd(self.client, args).replace('"', '\\"'),
                                                                    self.summary_path, self.summary_path))
         self.started_at = time.time()
 
@@ -90,7 +101,7 @@ class ProducerService(Service):
         return ["%s/%s-%d.acked" % (self.DIR, self.name, i) for i, t in self.history if topic in (None, t)]
 
     def pids(self, node):
-        out = node.account.ssh_output("ps -eo pid,args | grep '[S]ysTestClient produce' | awk '{print $1}'",
+        out = node.account.ssh_output("ps -eo pid,args | grep -E '[S]ysTestClient produce|[s]ystest_client.py produce' | awk '{print $1}'",
                                       allow_fail=True).decode()
         return [int(p) for p in out.split()]
 
@@ -140,7 +151,7 @@ class VerifyingConsumer(Service):
         args = ("consume --bootstrap %s --topic %s --acked %s --compacted %s --timeout-ms %d%s"
                 % (self.kafka.bootstrap_servers(), topic, ",".join(remote), str(compacted).lower(),
                    timeout_sec * 1000, config_args(configs)))
-        node.account.ssh("%s > %s 2> %s.err" % (java_cmd(client, args, heap_mb=256), out_path, out_path),
+        node.account.ssh("%s > %s 2> %s.err" % (client_cmd(client, args, heap_mb=256), out_path, out_path),
                          allow_fail=True)
         out = node.account.ssh_output("cat %s" % out_path, allow_fail=True).decode()
         try:

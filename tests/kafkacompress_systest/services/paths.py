@@ -4,5 +4,7 @@ KAFKA_HOME = "/opt/kafka"                 # the distribution, baked into the tes
 STOCK_LIBS = "/opt/kafka-stock/libs"      # stock Apache Kafka 4.3.1 jars (mounted read-only)
 TOOLS = "/opt/systest"                    # systest-client.jar and payload data (mounted read-only)
 CLIENT_JAR = TOOLS + "/systest-client.jar"
+PY_CLIENT = TOOLS + "/systest_client.py"      # python/systest_client.py (confluent-kafka, kafka-python)
+PY_CLIENTS_PYTHON = "/opt/pyclients/bin/python"   # the test-node image's venv with the pinned clients
 PAYLOAD = TOOLS + "/data/json-records.ndjson"
 WORK = "/mnt/kafka"                       # per-node scratch, removed by clean_node
