@@ -1,7 +1,7 @@
 """The log cleaner on a real broker from the distribution: it keeps the topic's
-compression.<codec>.level when it rebuilds batches (KIP-390 0011), and it
+compression.<codec>.level when it rebuilds batches (KIP-390, the series' first patch), and it
 recompresses cleaned segments with compaction.compression.type or the broker's
-log.cleaner.compaction.compression.type (0012), set with kafka-configs.sh without
+log.cleaner.compaction.compression.type (KIP-390, second patch), set with kafka-configs.sh without
 a restart; bad codecs and levels are refused. Cleaned segments are read back
 with kafka-dump-log.sh."""
 import re

@@ -1,8 +1,11 @@
 """The patch-series machinery, on a copy of this checkout: a throw-away patch is
 applied as its own commit on top of pristine upstream and changes the jar it
 should; a patch that does not apply stops the build naming the patch, file and
-hunk, and leaves kafka/ at the last patch that applied."""
+hunk, and leaves kafka/ at the last patch that applied. And the series itself:
+numbered in order, one author, short subjects, the KIP-390 patches first and
+free of KIP-1121."""
 import os
+import re
 import shutil
 import subprocess
 
@@ -93,3 +96,62 @@ def test_patch_that_does_not_apply_stops_the_build(checkout):
     assert git(tree, "log", "-1", "--format=%H") == last
     assert git(tree, "status", "--porcelain") == ""
     assert not (tree / ".git" / "rebase-apply").exists()
+
+
+def series():
+    names = []
+    for line in (ROOT / "patches" / "series").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            names.append(line)
+    return names
+
+
+def header(patch):
+    """The From and Subject of a git format-patch file (the subject unfolded, without [PATCH n/m])."""
+    text = (ROOT / "patches" / patch).read_text()
+    head = text.split("\n\n", 1)[0]
+    unfolded = re.sub(r"\n[ \t]+", " ", head)
+    fields = dict(re.findall(r"^(From|Subject): (.*)$", unfolded, re.M))
+    return fields["From"], re.sub(r"^\[PATCH[^\]]*\] ", "", fields["Subject"]), text
+
+
+def test_series_is_numbered_in_order_with_one_author_and_short_subjects():
+    names = series()
+    assert names, "patches/series lists no patch"
+    on_disk = sorted(p.name for p in (ROOT / "patches").glob("*.patch"))
+    assert on_disk == sorted(names), "patches/ and patches/series differ"
+    authors = set()
+    for i, name in enumerate(names, 1):
+        assert name.startswith("%04d-" % i), "%s is #%d in the series" % (name, i)
+        author, subject, _ = header(name)
+        authors.add(author)
+        assert len(subject) < 72, "subject of %s is %d characters" % (name, len(subject))
+        assert re.match(r"(KIP-\d+|KAFKA-\d+): \S", subject), subject
+    assert authors == {"Kafka compression distribution <build@localhost>"}, authors
+
+
+def test_kip390_patches_come_first_and_apply_to_pristine_upstream_alone():
+    """The KIP-390 cleaner fix and feature go upstream without KIP-1121: they come first in the
+    series, use none of KIP-1121's classes, and apply to pristine 4.3.1 on their own."""
+    names = series()
+    kips = [header(n)[1].split(":", 1)[0] for n in names]
+    assert "KIP-390" in kips
+    first_other = next((i for i, k in enumerate(kips) if k != "KIP-390"), len(kips))
+    assert all(k == "KIP-390" for k in kips[:first_other]) and "KIP-390" not in kips[first_other:], kips
+    kip390 = names[:first_other]
+    for name in kip390:
+        added = [l for l in header(name)[2].splitlines() if l.startswith("+")]
+        for symbol in ("CompressionProviders", "ProviderCompression", "CompressionService"):
+            assert not any(symbol in l for l in added), "%s uses KIP-1121's %s" % (name, symbol)
+    tree = ROOT / "kafka"
+    if not (tree / ".git").is_dir():
+        pytest.skip("kafka/ is not materialized (./build.sh source)")
+    index = BUILD / ("series-check-%d.index" % os.getpid())
+    env = dict(os.environ, GIT_INDEX_FILE=str(index))
+    try:
+        run(["git", "-C", str(tree), "read-tree", "upstream"], env=env)
+        for name in kip390:
+            run(["git", "-C", str(tree), "apply", "--cached", str(ROOT / "patches" / name)], env=env)
+    finally:
+        index.unlink(missing_ok=True)
