@@ -77,7 +77,8 @@ STOCK_CLASSES = {
 class Broker:
     """A single-node KRaft broker (broker+controller) in its own directory."""
 
-    def __init__(self, workdir, stock=False, extra_props=None, extra_classpath=None, env=None):
+    def __init__(self, workdir, stock=False, extra_props=None, extra_classpath=None, env=None, heap="-Xmx768m",
+                 jvm_opts=()):
         self.dir = Path(workdir)
         self.stock = stock
         self.port = free_port()
@@ -88,6 +89,8 @@ class Broker:
         self.props = self.dir / "server.properties"
         self.extra_classpath = extra_classpath or []
         self.env = env or {}
+        self.heap = heap
+        self.jvm_opts = list(jvm_opts)
         self.proc = None
         props = {
             "process.roles": "broker,controller",
@@ -115,13 +118,15 @@ class Broker:
         """Ours through the dist's bin/kafka-run-class.sh (extra classpath via CLASSPATH),
         stock 4.3.1 with java -cp over the release's jars. Returns (argv, env)."""
         env = {**os.environ, **self.env, "LOG_DIR": str(self.dir / "logs"),
-               "KAFKA_HEAP_OPTS": "-Xmx768m",
+               "KAFKA_HEAP_OPTS": self.heap,
                "KAFKA_LOG4J_OPTS": "-Dlog4j2.configurationFile=%s" % (ROOT / "config" / "log4j2.yaml")}
         extra = ":".join(str(p) for p in self.extra_classpath)
         if self.stock:
             cp = ":".join(x for x in [extra, STOCK_CP] if x)
-            return (["java", "-Xmx768m", "-Dkafka.logs.dir=%s" % (self.dir / "logs"),
+            return (["java", self.heap] + self.jvm_opts + ["-Dkafka.logs.dir=%s" % (self.dir / "logs"),
                      env["KAFKA_LOG4J_OPTS"], "-cp", cp, main] + list(args), env)
+        if self.jvm_opts:
+            env["KAFKA_OPTS"] = " ".join([env.get("KAFKA_OPTS", "")] + self.jvm_opts).strip()
         if extra:
             env["CLASSPATH"] = extra
         else:

@@ -1,0 +1,114 @@
+"""Decompression bombs against a broker with a KIP-1121 provider (issue 16).
+
+A -Xmx1g broker from the distribution with native-gzip as compression.gzip.provider, and a stock Apache Kafka 4.3.1
+broker with the same heap beside it, each get the same produce requests (one batch each, built with Kafka's own
+codec by tests/project/bomb/BombClient.java and sent over a plain socket):
+
+- 100 records of 8 MB of one repeated character, gzip (about 780 KB on the wire): the issue's bomb;
+- 4 records of 64 MB (fewer, larger), and 100,000 records of 8 KB (many small), gzip;
+- lz4 and zstd bombs (40 records of 8 MB) into a topic with compression.type=gzip, which the broker recompresses.
+
+Both brokers run with -XX:+ExitOnOutOfMemoryError, as many production images do. Each request must get the same
+answer from both, the stored batches must be the same (byte for byte where the broker keeps the producer's batch),
+and a consumer with the provider and -Xmx512m reads the gzip bombs back from our broker through the provider.
+The peak heap of our broker (from its GC log) is printed.
+
+Needs: ./build.sh (the distribution), a JDK, the stock jars under build/upstream/libs.
+"""
+import glob
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import DIST, ROOT, require_dist, run
+
+PROVIDER = "io.kafkacompress.nativegzip.NativeGzipCompressionService"
+MB = 1000 * 1000
+# name: (codec, records, record bytes, topic compression.type)
+VARIANTS = {
+    "gzip-100x8MB": ("gzip", 100, 8 * MB, "producer"),
+    "gzip-4x64MB": ("gzip", 4, 64 * MB, "producer"),
+    "gzip-100000x8KB": ("gzip", 100_000, 8 * 1000, "producer"),
+    "lz4-40x8MB-to-gzip": ("lz4", 40, 8 * MB, "gzip"),
+    "zstd-40x8MB-to-gzip": ("zstd", 40, 8 * MB, "gzip"),
+}
+CONSUMED = ("gzip-100x8MB", "gzip-4x64MB", "lz4-40x8MB-to-gzip")
+
+
+def say(msg):
+    print(f"[test_provider_bomb] {msg}", flush=True)
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    require_dist()
+    out = tmp_path_factory.mktemp("bomb-client")
+    run(["javac", "--release", "17", "-proc:none", "-d", str(out), "-cp", str(DIST / "libs" / "*"),
+         str(ROOT / "tests" / "project" / "bomb" / "BombClient.java")])
+    return "%s:%s" % (out, DIST / "libs" / "*")
+
+
+def bomb_client(cp, *args, heap="-Xmx2g", timeout=600):
+    p = subprocess.run(["java", heap, "-cp", cp, "BombClient"] + [str(a) for a in args],
+                       capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, "BombClient %s failed (%d):\n%s\n%s" % (args[0], p.returncode, p.stdout[-3000:], p.stderr[-3000:])
+    return p.stdout
+
+
+def peak_heap_mb(gc_logs):
+    """The most heap in use before any collection, and the most still in use after one, in MB."""
+    before, after = 0, 0
+    for f in gc_logs:
+        for m in re.finditer(r"(\d+)M->(\d+)M\(\d+M\)", open(f, errors="replace").read()):
+            before, after = max(before, int(m.group(1))), max(after, int(m.group(2)))
+    return before, after
+
+
+def test_bombs_are_stored_as_by_a_stock_broker(broker_factory, client, tmp_path):
+    gc_log = tmp_path / "ours-gc-%p.log"
+    opts = ["-XX:+ExitOnOutOfMemoryError"]
+    ours = broker_factory("ours", heap="-Xmx1g", jvm_opts=opts + ["-Xlog:gc:file=%s" % gc_log],
+                          extra_props={"compression.gzip.provider": PROVIDER, "compression.gzip.provider.required": "true"})
+    stock = broker_factory("stock", stock=True, heap="-Xmx1g",
+                           jvm_opts=opts + ["-Xlog:gc:file=%s" % (tmp_path / "stock-gc-%p.log")])
+    assert re.search(r"Compression provider for gzip: native gzip", ours.output()), ours.output()[-3000:]
+    timestamp = int(time.time() * 1000)
+    for name, (codec, records, size, topic_codec) in VARIANTS.items():
+        answers = {}
+        for label, broker in (("ours", ours), ("stock", stock)):
+            run([str(DIST / "bin" / "kafka-topics.sh"), "--bootstrap-server", broker.bootstrap, "--create", "--topic", name,
+                 "--partitions", "1", "--replication-factor", "1", "--config", "compression.type=" + topic_codec,
+                 "--config", "max.message.bytes=104857600"])
+            out = bomb_client(client, "produce", broker.bootstrap, name, codec, records, size, timestamp)
+            answers[label] = re.search(r"wire=(\d+) error=(-?\d+) (.*)", out).groups()
+            assert broker.proc.poll() is None, "%s broker died on %s:\n%s" % (label, name, broker.output()[-4000:])
+        say("%s: %s bytes on the wire; ours: error %s, stock: error %s" % (name, answers["ours"][0], answers["ours"][1], answers["stock"][1]))
+        assert answers["ours"][1:] == answers["stock"][1:], (name, answers)
+        assert answers["ours"][1] == "0", "the stock broker refused %s too; the variant proves nothing: %s" % (name, answers)
+        mine, theirs = ours.segments(name), stock.segments(name)
+        if topic_codec == "producer":
+            assert [p.read_bytes() for p in mine] == [p.read_bytes() for p in theirs], name
+        else:
+            dumps = []
+            for segs in (mine, theirs):
+                dump = run([str(DIST / "bin" / "kafka-dump-log.sh"), "--files", ",".join(str(s) for s in segs)]).stdout
+                dumps.append(re.findall(r"baseOffset: (\d+) lastOffset: (\d+) count: (\d+).*?compresscodec: (\w+)", dump))
+            assert dumps[0] == dumps[1] and dumps[0], (name, dumps)
+    ours_heap = peak_heap_mb(glob.glob(str(tmp_path / "ours-gc-*.log")))
+    stock_heap = peak_heap_mb(glob.glob(str(tmp_path / "stock-gc-*.log")))
+    say("peak heap in use (MB, before / after a collection), -Xmx1g: ours with %s %d / %d, stock %d / %d"
+        % (PROVIDER, ours_heap[0], ours_heap[1], stock_heap[0], stock_heap[1]))
+    assert "OutOfMemoryError" not in ours.output()
+    # what survives a collection is what the broker holds; the provider may add its bounded buffers (8 MiB a thread)
+    assert ours_heap[1] <= stock_heap[1] + 64, (ours_heap, stock_heap)
+
+    for name in CONSUMED:
+        codec, records, size, topic_codec = VARIANTS[name]
+        out = bomb_client(client, "consume", ours.bootstrap, name, records, size, PROVIDER, heap="-Xmx512m")
+        say("%s read back with the provider at -Xmx512m: %s" % (name, " ".join(out.split())))
+        assert "records=%d" % records in out, out
+        batches = float(re.search(r"decompression-batches-total=([\d.]+)", out).group(1))
+        assert batches >= 1, "the consumer did not decompress through its provider: " + out
+        assert float(re.search(r"decompression-fallbacks-total=([\d.]+)", out).group(1)) == 0, out
