@@ -17,6 +17,15 @@ PROBE = "clients/src/main/java/org/apache/kafka/common/utils/SeriesProbe.java"
 PROBE_SUBJECT = "KAFKA-00000: Throw-away probe of the patch machinery"
 
 
+def link_or_copy(src, dst):
+    """A hard link where the temp dir shares the checkout's file system, a copy where it
+    does not (a tmpfs /tmp, a checkout on a bind mount)."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory):
     """A copy of the repository's tracked files, with the verified upstream artifacts reused."""
@@ -28,7 +37,7 @@ def checkout(tmp_path_factory):
             (dst / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst / f)
     (dst / "build").mkdir()
-    shutil.copytree(BUILD / "upstream", dst / "build" / "upstream", copy_function=os.link)
+    shutil.copytree(BUILD / "upstream", dst / "build" / "upstream", copy_function=link_or_copy)
     run(["git", "init", "-q"], cwd=dst)
     return dst
 
