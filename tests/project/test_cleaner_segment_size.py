@@ -1,0 +1,104 @@
+"""Compaction recompression on a real broker keeps the log's limits (issue 19, KIP-390 patch 0003): a
+zstd-19 topic with segment.bytes=1048576 and compaction.compression.type=uncompressed, fed 30,000 JSON
+records with distinct keys, grows about sevenfold when cleaned. Every cleaned segment must stay within
+segment.bytes (or hold a single batch), the partition must keep being cleaned, and every key's latest
+value must be read back. Prints the segment sizes before and after and the cleaner's log lines with
+their times, the figures docs/compaction.md quotes."""
+import re
+import time
+
+from conftest import DATA, require_dist, tool
+from test_cleaner_levels import BROKER_PROPS, cleaner_checkpoint, consume_latest, create, wait_cleaned
+
+SEGMENT_BYTES = 1048576
+RECORDS = 30000
+SWAP = re.compile(r"Swapping in cleaned segment\(s\) \[(.*?)\] for segment\(s\) \[(.*?)\] in log (\S+)")
+SIZE = re.compile(r"size=(\d+)")
+
+
+def produce(b, topic, pairs):
+    """Uncompressed from the producer, in batches of up to 512 KiB: the broker writes the topic's zstd at level 19."""
+    text = "".join("%s\t%s\n" % kv for kv in pairs)
+    tool("kafka-console-producer.sh", "--bootstrap-server", b.bootstrap, "--topic", topic,
+         "--compression-codec", "none", "--property", "parse.key=true", "--property", "key.separator=\t",
+         "--producer-property", "acks=all", "--producer-property", "linger.ms=100",
+         "--producer-property", "batch.size=524288", input=text, timeout=600)
+
+
+def cleaner_log(b):
+    f = b.dir / "logs" / "log-cleaner.log"
+    return f.read_text() if f.exists() else ""
+
+
+def swaps(b, topic):
+    """(cleaned sizes, replaced sizes) of every swap the cleaner logged for the topic."""
+    out = []
+    for cleaned, replaced, log in SWAP.findall(cleaner_log(b)):
+        if "topic=%s," % topic in log or "/%s-0" % topic in log:
+            out.append(([int(x) for x in SIZE.findall(cleaned)], [int(x) for x in SIZE.findall(replaced)]))
+    return out
+
+
+def batches_in(b, segment):
+    out = tool("kafka-dump-log.sh", "--files", str(segment)).stdout
+    return len(re.findall(r"^baseOffset: ", out, re.M))
+
+
+def assert_segments_within_limit(b, topic):
+    segments = b.segments(topic)
+    for seg in segments[:-1]:
+        size = seg.stat().st_size
+        if size > SEGMENT_BYTES:
+            assert batches_in(b, seg) == 1, "%s is %d bytes, over segment.bytes, with several batches" % (seg, size)
+    return [seg.stat().st_size for seg in segments]
+
+
+def test_recompression_to_uncompressed_keeps_segments_within_segment_bytes(broker_factory):
+    require_dist()
+    b = broker_factory(extra_props=BROKER_PROPS)
+    topic = "zstd19"
+    create(b, topic, **{"compression.type": "zstd", "compression.zstd.level": "19",
+                        "segment.bytes": str(SEGMENT_BYTES), "compaction.compression.type": "uncompressed"})
+    lines = [l.strip() for l in open(DATA / "json-records.ndjson") if l.strip()]
+    latest = {}
+    pairs = [("k%05d" % i, lines[i % len(lines)]) for i in range(RECORDS)]
+    produce(b, topic, pairs)
+    latest.update(pairs)
+    time.sleep(2.5)
+    produce(b, topic, [("tick", "{}")])
+    latest["tick"] = "{}"
+    wait_cleaned(b, topic, 0, timeout=600)
+
+    first = swaps(b, topic)
+    assert first, cleaner_log(b)[-3000:]
+    for c, r in first:
+        print("swapped in %d cleaned segment(s) of %s bytes for %d segment(s) of %s bytes" % (len(c), c, len(r), r))
+    # the first swap replaces zstd-19 segments only
+    cleaned, replaced = first[0]
+    assert sum(cleaned) > 3 * sum(replaced), "the data did not grow: %s -> %s" % (replaced, cleaned)
+    assert len(cleaned) > len(replaced), first[0]
+    sizes = assert_segments_within_limit(b, topic)
+    print("segments after cleaning:", sizes)
+    for c, _ in first:
+        assert all(s <= SEGMENT_BYTES for s in c), first
+
+    # the partition keeps being cleaned: overwrite 5,000 keys, roll, clean again
+    before = cleaner_checkpoint(b, topic)
+    pairs = [("k%05d" % i, lines[(i + 7) % len(lines)]) for i in range(0, RECORDS, 6)]
+    produce(b, topic, pairs)
+    latest.update(pairs)
+    time.sleep(2.5)
+    produce(b, topic, [("tick", "{\"again\":1}")])
+    latest["tick"] = "{\"again\":1}"
+    wait_cleaned(b, topic, before, timeout=600)
+    assert len(swaps(b, topic)) > len(first)
+    print("segments after the second cleaning:", assert_segments_within_limit(b, topic))
+    log = cleaner_log(b)
+    assert "uncleanable" not in log.lower() and "Unexpected exception" not in log, log[-3000:]
+    for line in log.splitlines():
+        if "Beginning cleaning of log %s-0" % topic in line or "Swapping in" in line:
+            print(line[:200])
+
+    # every key once in the cleaned segments, plus the first tick, which the second tick in the
+    # active segment (never cleaned) overwrites
+    assert consume_latest(b, topic, len(latest) + 1) == latest
