@@ -109,6 +109,8 @@ libc6-dev                 build   -            C library headers for that
 libisal-dev               build   -            ISA-L headers (native-gzip; pulls in libisal2)
 libdeflate-dev            build   -            libdeflate headers (native-gzip; pulls in libdeflate0)
 libharfbuzz0b             build   -            java.awt's font manager, which kafka-compression-advisor.sh --plot loads (trixie's headless JDK 21 lacks it)
+fontconfig                build   -            finds fonts for java.awt (kafka-compression-advisor.sh --plot draws its labels)
+fonts-dejavu-core         build   -            one font for those labels (a minimal Debian has none)
 python3-venv              python  venv         python3 and its venv module, for build/venv
 python3-dev               python  pyheaders    Python.h: psutil, which ducktape pins, builds from source
 kcat                      python  cmd:kcat     a librdkafka reader of the client tests (tests/project/test_client_interop.py)

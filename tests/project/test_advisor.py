@@ -206,3 +206,21 @@ def test_help_and_bad_arguments():
     assert p.returncode != 0 and "--bootstrap-server" in p.stderr
     p = run([str(DIST / "bin" / "kafka-compression-advisor.sh"), "--input", str(RECORDS), "--codecs", "brotli"], check=False)
     assert p.returncode != 0 and "unknown codec 'brotli'" in p.stderr
+
+
+def test_plot_without_fonts_fails_at_once_in_one_line():
+    """A host whose java.awt cannot draw text (a minimal container without fonts) gets one line naming the
+    packages, before any measurement, not a stack trace after it. Simulated by hiding the fonts in a
+    private mount namespace (needs root, as CI runs)."""
+    require_dist()
+    hide = "mount -t tmpfs none /usr/share/fonts && exec \"$@\""
+    probe = run(["unshare", "-m", "sh", "-c", hide, "sh", "true"], check=False)
+    if probe.returncode != 0:
+        pytest.skip("cannot hide the fonts here (needs root and unshare): " + probe.stderr.strip())
+    p = run(["unshare", "-m", "sh", "-c", hide, "sh", str(DIST / "bin" / "kafka-compression-advisor.sh"),
+             "--input", str(RECORDS), "--plot", "/tmp/advisor-nofonts.png"], check=False, timeout=60)
+    assert p.returncode == 1
+    assert p.stdout == ""    # nothing measured or reported
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ERROR: cannot draw --plot"), p.stderr
+    assert "fonts-dejavu-core" in lines[0]

@@ -155,6 +155,14 @@ public final class CompressionAdvisor {
             parser.handleError(e);
             return 1;
         }
+        if (ns.getString("plot") != null) {
+            // before measuring: a host whose java.awt cannot draw text fails here in one line, not after minutes
+            String unavailable = ParetoPlot.unavailable();
+            if (unavailable != null) {
+                err.println("ERROR: cannot draw --plot " + ns.getString("plot") + ": " + unavailable);
+                return 1;
+            }
+        }
         if (ns.getBoolean("version")) {
             out.println(AppInfoParser.getVersion() + " (Commit:" + AppInfoParser.getCommitId() + ")");
             return 0;

@@ -44,6 +44,31 @@ final class ParetoPlot {
     private ParetoPlot() {
     }
 
+    /**
+     * Null when headless java.awt can draw text on this host, else why not, in one line. A JDK without its font
+     * libraries (libharfbuzz), or a host without fontconfig and any font (a minimal container), fails on the first
+     * string drawn, with an UnsatisfiedLinkError, an InternalError, an Error "No physical fonts found" or "Fontconfig head is null".
+     */
+    static String unavailable() {
+        System.setProperty("java.awt.headless", "true");
+        try {
+            Graphics2D g = new BufferedImage(8, 8, BufferedImage.TYPE_INT_RGB).createGraphics();
+            g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+            g.drawString("0", 0, 8);
+            g.getFontMetrics().stringWidth("0");
+            g.dispose();
+            return null;
+        } catch (OutOfMemoryError | StackOverflowError e) {
+            throw e;
+        } catch (Throwable e) {    // InternalError too: the font manager's initialisation wraps its failure in one
+            Throwable cause = e;
+            while (cause.getCause() != null && cause.getCause() != cause)
+                cause = cause.getCause();
+            return "java.awt cannot draw text on this host (" + cause + "); it needs fontconfig and at least one font "
+                + "(on Debian: apt-get install fontconfig fonts-dejavu-core libharfbuzz0b)";
+        }
+    }
+
     static void write(Path file, List<Result> results, Result recommended, String title) throws IOException {
         System.setProperty("java.awt.headless", "true");
         int w = 1000, h = 650, left = 80, right = 30, top = 50, bottom = 60;
