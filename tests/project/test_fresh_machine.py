@@ -53,9 +53,10 @@ def engine_env(name):
     return env
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def source(tmp_path_factory):
-    """The repository's tracked files as the checkout has them, and ../shared, in a directory of their own."""
+    """The repository's tracked files as the checkout has them, and ../shared, in a directory of their own:
+    one per container (a run leaves its build/ and kafka/ behind, which the next must not see)."""
     top = tmp_path_factory.mktemp("fresh")
     # a clone (the project tests need a git checkout), at a commit of the working tree's tracked files
     rev = run(["git", "stash", "create"], cwd=ROOT).stdout.strip() or run(["git", "rev-parse", "HEAD"], cwd=ROOT).stdout.strip()
