@@ -23,6 +23,7 @@ import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.AbstractRecords;
 import org.apache.kafka.common.record.internal.CompressionRatioEstimator;
 import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.record.internal.DefaultRecord;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.internal.Record;
@@ -78,6 +79,11 @@ final class Measurement {
             return type.name;
         }
 
+        /** The same codec, level and provider. */
+        boolean sameAs(Setting o) {
+            return type == o.type && java.util.Objects.equals(level, o.level) && java.util.Objects.equals(providerClass, o.providerClass);
+        }
+
         String label() {
             return type.name + (level == null ? "" : " " + level) + (provider == null ? "" : " (" + providerName + ")");
         }
@@ -87,6 +93,13 @@ final class Measurement {
     static final class Result {
         final Setting setting;
         final int batchSize;
+        /**
+         * false: batches cut as a producer with batch.size = batchSize cuts them (for a compressed codec that depends on
+         * its ratio estimate); true: batches of batchSize uncompressed bytes for every codec, the size the topic's own
+         * batches have (RealBatches.measuredBatchSize).
+         */
+        final boolean real;
+        double uncompressedBatchBytes;  // average uncompressed bytes (header + records) per batch
         long records;
         double batches;             // per sample (an average over several passes)
         long uncompressedBytes;     // the same records as uncompressed batches (codec none)
@@ -96,9 +109,18 @@ final class Measurement {
         double compressWallSeconds;
         boolean pareto;
 
-        Result(Setting setting, int batchSize) {
+        Result(Setting setting, int batchSize, boolean real) {
             this.setting = setting;
             this.batchSize = batchSize;
+            this.real = real;
+        }
+
+        String batchLabel() {
+            return real ? "real:" + batchSize : String.valueOf(batchSize);
+        }
+
+        String basis() {
+            return real ? "topic" : "batch.size";
         }
 
         double ratio() {
@@ -197,10 +219,18 @@ final class Measurement {
      * batches at this batch size (measured with codec none first), the base of every ratio and rate.
      */
     Result measure(Setting setting, int batchSize, long uncompressedBytes) {
-        Result r = new Result(setting, batchSize);
+        return measure(setting, batchSize, uncompressedBytes, false);
+    }
+
+    /**
+     * With {@code real}, the batches hold {@code batchSize} uncompressed bytes whatever the codec (the size the topic's
+     * batches have), instead of what a producer with that batch.size would put into them.
+     */
+    Result measure(Setting setting, int batchSize, long uncompressedBytes, boolean real) {
+        Result r = new Result(setting, batchSize, real);
         Compression compression = setting.compression();
         // the producer keeps one estimate per topic and codec; one "topic" per setting here
-        String estimatorKey = "kafka-compression-advisor/" + setting.label() + "/" + batchSize;
+        String estimatorKey = "kafka-compression-advisor/" + setting.label() + "/" + batchSize + (real ? "/real" : "");
         CompressionRatioEstimator.resetEstimation(estimatorKey);
         int warm = warmupRecords();
         // Warm-up: the JIT, and the producer's compression ratio estimate, which decides how many records go into a
@@ -213,13 +243,13 @@ final class Measurement {
         // pass's: the batches of one pass are few, and how full each is depends on where the estimate is.
         List<ByteBuffer> out = new ArrayList<>();
         List<Float> observed = new ArrayList<>();
-        long[] sizes = build(compression, batchSize, estimatorKey, 0, warm, out, observed);
-        long settledBatches = 0, settledBytes = 0, settledRecords = 0;
-        if (setting.type != CompressionType.NONE && sizes[1] > 0) {
+        long[] sizes = build(compression, batchSize, real, estimatorKey, 0, warm, out, observed);
+        long settledBatches = 0, settledBytes = 0, settledRecords = 0, settledUncompressed = 0;
+        if (!real && setting.type != CompressionType.NONE && sizes[1] > 0) {
             out.clear();
             CompressionRatioEstimator.setEstimation(estimatorKey, setting.type, (float) sizes[1] / sizes[2]);
             observed.clear();
-            build(compression, batchSize, estimatorKey, 0, warm, out, observed);
+            build(compression, batchSize, false, estimatorKey, 0, warm, out, observed);
             for (int i = 0; i < SIMULATED_BATCHES; i++)
                 CompressionRatioEstimator.updateEstimation(estimatorKey, setting.type, observed.get(i % observed.size()));
             // a small sample is settled on whole (and its sizes count); a large one on the warm-up records
@@ -228,16 +258,17 @@ final class Measurement {
             long seen = 0;
             while (seen < SETTLE_BATCHES && cpuNanos() < deadline) {
                 out.clear();
-                long[] pass = build(compression, batchSize, estimatorKey, 0, settleRecords, out, null);
+                long[] pass = build(compression, batchSize, false, estimatorKey, 0, settleRecords, out, null);
                 seen += pass[0];
                 if (seen > SETTLE_BATCHES / 2 && settleRecords == sample.size()) {
                     settledBatches += pass[0];
                     settledBytes += pass[1];
+                    settledUncompressed += pass[2];
                     settledRecords += settleRecords;
                 }
             }
             out.clear();
-            build(compression, batchSize, estimatorKey, 0, warm, out, null);
+            build(compression, batchSize, false, estimatorKey, 0, warm, out, null);
         }
         decompress(out, warm);
         out.clear();
@@ -250,7 +281,7 @@ final class Measurement {
             out = new ArrayList<>();
             long w0 = System.nanoTime();
             long c0 = cpuNanos();
-            sizes = build(compression, batchSize, estimatorKey, 0, sample.size(), out, null);
+            sizes = build(compression, batchSize, real, estimatorKey, 0, sample.size(), out, null);
             cpu[i] = (cpuNanos() - c0) / 1e9;
             wall[i] = (System.nanoTime() - w0) / 1e9;
             if (kept == null) {
@@ -259,6 +290,7 @@ final class Measurement {
                 double perRecord = (double) (settledBytes + sizes[1]) / (settledRecords + sample.size());
                 r.compressedBytes = Math.round(perRecord * sample.size());
                 r.batches = (double) (settledBatches + sizes[0]) * sample.size() / (settledRecords + sample.size());
+                r.uncompressedBatchBytes = (double) (settledUncompressed + sizes[2]) / (settledBatches + sizes[0]);
             }
         }
         r.records = sample.size();
@@ -280,22 +312,37 @@ final class Measurement {
      * Build batches of records [from, to) as the producer does. Returns {batches, batch bytes, uncompressed bytes
      * written into them}.
      */
-    private long[] build(Compression compression, int batchSize, String estimatorKey, int from, int to, List<ByteBuffer> out,
-                         List<Float> ratios) {
+    private long[] build(Compression compression, int batchSize, boolean real, String estimatorKey, int from, int to,
+                         List<ByteBuffer> out, List<Float> ratios) {
         long[] totals = new long[3];    // batches, batch bytes, uncompressed bytes
         long progressBytes = 0;
         MemoryRecordsBuilder builder = null;
         CompressionType type = compression.type();
+        int inBatch = 0;
+        long baseTimestamp = 0;
         for (int i = from; i < to; i++) {
             byte[] key = sample.keys.get(i);
             byte[] value = sample.values.get(i);
             org.apache.kafka.common.header.Header[] headers = sample.headers.get(i);
             long ts = sample.timestamps.get(i);
-            if (builder != null && !builder.hasRoomFor(ts, key, value, headers)) {
+            boolean room;
+            if (builder == null) {
+                room = false;
+            } else if (real) {
+                // batchSize bytes of uncompressed batch, whatever the codec (at least one record)
+                int recordSize = DefaultRecord.sizeInBytes(inBatch, ts - baseTimestamp, key == null ? -1 : key.length,
+                    value == null ? -1 : value.length, headers);
+                room = builder.uncompressedBytesWritten() + recordSize <= batchSize;
+            } else {
+                room = builder.hasRoomFor(ts, key, value, headers);
+            }
+            if (builder != null && !room) {
                 close(builder, estimatorKey, type, out, totals, ratios);
                 builder = null;
             }
             if (builder == null) {
+                inBatch = 0;
+                baseTimestamp = ts;
                 // RecordAccumulator.append: a buffer of batch.size, or larger for a record that does not fit
                 int size = Math.max(batchSize, AbstractRecords.estimateSizeInBytesUpperBound(
                     RecordBatch.CURRENT_MAGIC_VALUE, type, key, value, headers));
@@ -305,6 +352,7 @@ final class Measurement {
                 builder.setEstimatedCompressionRatio(CompressionRatioEstimator.estimation(estimatorKey, type));
             }
             builder.append(ts, key, value, headers);
+            inBatch++;
             progressBytes += value == null ? 0 : value.length;
             if (progressBytes >= 1 << 20) {
                 report(progressBytes);

@@ -37,6 +37,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 
 /**
  * The records the advisor measures: read from a file (one record per line) or sampled from a topic by a consumer
@@ -55,6 +56,8 @@ final class Sample {
     long maxTimestamp = Long.MIN_VALUE;
     int partitionsSampled;
     int partitionsTotal;
+    /** Sampled from a topic: per partition, the first offset sampled and the one after the last. */
+    final Map<Integer, long[]> offsets = new TreeMap<>();
 
     int size() {
         return values.size();
@@ -166,6 +169,8 @@ final class Sample {
                         if (startOffset != null && taken.getOrDefault(tp, 0) >= perPartition)
                             break;
                         s.add(r.key(), r.value(), r.headers().toArray(), r.timestamp());
+                        long[] range = s.offsets.computeIfAbsent(tp.partition(), p -> new long[] {r.offset(), r.offset() + 1});
+                        range[1] = r.offset() + 1;
                         taken.merge(tp, 1, Integer::sum);
                     }
                 }
