@@ -25,6 +25,7 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Configurable;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.compress.CompressionProviders;
@@ -234,9 +235,13 @@ public final class CompressionAdvisor {
             Map<Integer, Node> leaders = new LinkedHashMap<>();
             for (TopicPartitionInfo p : description.partitions())
                 leaders.put(p.partition(), p.leader());
-            real = RealBatches.fetch(clientProps, topic, description.topicId(), leaders, sample.offsets, ns.getLong("maxBytes"),
-                ns.getLong("timeoutMs"));
-            if (real.batches == 0)
+            try {
+                real = RealBatches.fetch(clientProps, topic, description.topicId(), leaders, sample.offsets, ns.getLong("maxBytes"),
+                    ns.getLong("timeoutMs"));
+            } catch (IOException | KafkaException e) {
+                err.println("[advisor] WARN: cannot fetch the topic's batches (" + e.getMessage() + "): measuring at --batch-size only");
+            }
+            if (real == null || real.batches == 0)
                 real = null;
             else
                 err.printf(Locale.ROOT, "[advisor] the topic's batches: %d, median %.0f B uncompressed, %.0f records, codec %s%n",
@@ -392,7 +397,8 @@ public final class CompressionAdvisor {
                     int l = Integer.parseInt(configured);
                     level = codec == CompressionType.GZIP && l == -1 ? 6 : l;   // -1: Deflater's default, 6
                 }
-                source = "the topic's compression.type=" + type + (level == null ? "" : ", compression." + codec.name + ".level");
+                source = "the topic's compression.type=" + type + (level == null ? "" : ", compression." + codec.name + ".level="
+                    + (configured != null ? configured : level + " (default)"));
             }
             return new Today(new Setting(codec, level, null, null), source);
         }

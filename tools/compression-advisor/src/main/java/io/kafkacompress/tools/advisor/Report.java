@@ -207,20 +207,22 @@ final class Report {
         List<String> lines = new ArrayList<>();
         for (Map<String, Object> g : batchGains()) {
             boolean small = (Boolean) g.get("batches_underfilled");
-            lines.add(f("  %s: the topic's batches hold %.0f B uncompressed (median; %.0f records), where batch.size=%d lets a batch " +
-                    "of it hold %.0f B (measured)%s: size ratio %.4f instead of %.4f, %.1f%% less on disk.",
+            lines.add(f("  %s: the topic's batches hold %.0f B uncompressed (median; %.0f records); a producer compressing with it " +
+                    "fills batch.size=%d with %.0f B (measured)%s. At batch.size=%d it stores size ratio %.4f instead of %.4f, " +
+                    "%.1f%% less on disk.",
                 g.get("setting"), real.uncompressedPercentile(50), real.recordsPercentile(50), g.get("batch_size"),
                 g.get("full_batch_uncompressed_bytes"),
-                small ? f(". The batches close before they are full: with a higher linger.ms (and batch.size=%d) they would fill up",
-                    g.get("batch_size")) : f(": producers with batch.size=%d would store it", g.get("batch_size")),
-                g.get("size_ratio_at_batch_size"), g.get("size_ratio_at_topic_batches"), g.get("disk_saving_percent")));
+                small ? ": the batches close long before they are full (linger.ms too low for the rate, a smaller batch.size, " +
+                    "or producers that send uncompressed batches to a topic that compresses them); raise linger.ms so they fill" : "",
+                g.get("batch_size"), g.get("size_ratio_at_batch_size"), g.get("size_ratio_at_topic_batches"),
+                g.get("disk_saving_percent")));
         }
         return lines;
     }
 
     List<Map<String, Object>> batchGains() {
         List<Map<String, Object>> gains = new ArrayList<>();
-        if (real == null || realSkipped != null)
+        if (real == null)
             return gains;
         int largest = batchSizes.stream().max(Integer::compare).orElseThrow();
         List<Setting> settings = new ArrayList<>();
