@@ -115,7 +115,8 @@ final class Report {
         int rank = 0;
         for (Result r : advice.ranked) {
             rank++;
-            List<String> row = new ArrayList<>(List.of(String.valueOf(rank), (r.pareto ? "*" : "") + (r == advice.recommendation() ? "<" : ""),
+            List<String> row = new ArrayList<>(List.of(String.valueOf(rank), (r.pareto ? "*" : "") + (r == advice.recommendation() ? "<" : "")
+                    + (r.partial < 1 ? "~" : ""),
                 r.setting.codec(), r.setting.level == null ? "-" : String.valueOf(r.setting.level), r.setting.providerName,
                 r.batchLabel(), f("%.4f", r.ratio()), f("%.1f", r.bytesPerRecord()), f("%.1f", r.compressMBps()),
                 f("%.1f", r.decompressMBps()), f("%.2f", r.compressCpuSecondsPerGB()), f("%.2f", r.decompressCpuSecondsPerGB())));
@@ -141,6 +142,13 @@ final class Report {
             out.println(b.toString().replaceAll("\\s+$", ""));
         }
         out.println();
+        long partial = advice.ranked.stream().filter(r -> r.partial < 1).count();
+        if (partial > 0) {
+            out.println(f("~ = %d setting(s) at the topic's batch size measured on runs of records spread over the sample, as many as " +
+                "about %d s allow (tiny batches make some codecs cost much per batch); figures scaled to the sample.", partial,
+                Measurement.REAL_TIMED_NANOS / 1_000_000_000L));
+            out.println();
+        }
         if (sizing.cores()) {
             out.println(f("Sizing: %,.0f messages/day (%s)%s, replication factor %d (%s).", sizing.messagesPerDay, sizing.messagesPerDaySource,
                 sizing.disk() ? f(", retention %.2f days (%s)", sizing.retentionDays, sizing.retentionSource) : "",
@@ -282,6 +290,7 @@ final class Report {
         m.put("batches", r.batches);
         m.put("records_per_batch", r.recordsPerBatch());
         m.put("uncompressed_bytes_per_batch", r.uncompressedBatchBytes);
+        m.put("timed_fraction", r.partial);
         m.put("uncompressed_bytes", r.uncompressedBytes);
         m.put("compressed_bytes", r.compressedBytes);
         m.put("size_ratio", r.ratio());
