@@ -251,6 +251,8 @@ public final class CompressionAdvisor {
 
         // measure: at each --batch-size as a producer cuts batches, and at the size the topic's own batches have
         Measurement measurement = new Measurement(sample, repeats, ns.getLong("warmupBytes"), progressBar::advance);
+        if (real != null)
+            measurement.realMaxRecords = (int) Math.max(1, real.recordsPercentile(90));
         List<Setting> settings = new ArrayList<>(builtIn);
         settings.addAll(provided);
         Today today = real == null ? null : Today.of(topicConfig, real);

@@ -187,6 +187,8 @@ final class Measurement {
     private final Progress progress;
     private final BufferSupplier bufferSupplier = BufferSupplier.create();
     private boolean timing;     // progress counts the timed passes
+    /** At the topic's batch size, at most this many records a batch too (the p90 of its batches'). */
+    int realMaxRecords = Integer.MAX_VALUE;
 
     Measurement(Sample sample, int repeats, long warmupBytes, Progress progress) {
         this.sample = sample;
@@ -374,7 +376,7 @@ final class Measurement {
                 // batchSize bytes of uncompressed batch, whatever the codec (at least one record)
                 int recordSize = DefaultRecord.sizeInBytes(inBatch, ts - baseTimestamp, key == null ? -1 : key.length,
                     value == null ? -1 : value.length, headers);
-                room = builder.uncompressedBytesWritten() + recordSize <= batchSize;
+                room = builder.uncompressedBytesWritten() + recordSize <= batchSize && inBatch < realMaxRecords;
             } else {
                 room = builder.hasRoomFor(ts, key, value, headers);
             }

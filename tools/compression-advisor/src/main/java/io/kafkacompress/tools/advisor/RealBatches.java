@@ -153,6 +153,7 @@ final class RealBatches {
         m.put("size_ratio", sizeRatio());
         m.put("bytes_per_record", storedBytesPerRecord());
         m.put("measured_batch_size", measuredBatchSize());
+        m.put("measured_batch_max_records", (int) Math.max(1, recordsPercentile(90)));
         return m;
     }
 

@@ -92,9 +92,9 @@ final class Report {
                 real.batches, real.recordCount, codecs(), real.uncompressedPercentile(50), real.uncompressedPercentile(90),
                 real.recordsPercentile(50), real.recordsPercentile(90), real.storedBytesPerRecord(), real.sizeRatio()));
             if (realSkipped == null)
-                out.println(f("Batch real:%d = batches of %d uncompressed bytes for every codec, the size of the topic's batches " +
-                    "(their median plus half a record); the other batch sizes are the producer's batch.size.", real.measuredBatchSize(),
-                    real.measuredBatchSize()));
+                out.println(f("Batch real:%d = batches of at most %d uncompressed bytes and %.0f records for every codec, the size of " +
+                    "the topic's batches (their median plus half a record; their p90 records); the other batch sizes are the producer's " +
+                    "batch.size.", real.measuredBatchSize(), real.measuredBatchSize(), Math.max(1, real.recordsPercentile(90))));
             else
                 out.println(f("Not measured again at the topic's batch size (%d B uncompressed): it is %s.", real.measuredBatchSize(),
                     realSkipped));
