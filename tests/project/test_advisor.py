@@ -271,11 +271,13 @@ def test_reports_the_topics_real_batches_as_the_segment_has_them(broker_factory)
         [segment] = b.segments(topic)
         dumped = dump_deep(segment)
         print("%-5s advisor: %d batches, median %.0f B uncompressed (p90 %.0f), %.0f records (p90 %.0f), %.1f B/record; "
-              "kafka-dump-log.sh: %d batches, median %.0f B uncompressed, %.0f records, %.1f B/record" % (
+              "kafka-dump-log.sh: %d batches, median %.0f B uncompressed, %.0f records, %.1f B/record; "
+              "today's setting (%s) measured at real:%d: %.1f B/record" % (
                   topic, real["batches"], real["median_uncompressed_bytes"], real["p90_uncompressed_bytes"],
                   real["median_records"], real["p90_records"], real["bytes_per_record"], len(dumped),
                   statistics.median_low(d[1] for d in dumped), statistics.median_low(d[0] for d in dumped),
-                  segment.stat().st_size / len(lines)))
+                  segment.stat().st_size / len(lines), key(out["today"]), real["measured_batch_size"],
+                  out["today"]["bytes_per_record"]))
         # the sample covers the whole topic here, so the fetched batches are the segment's
         assert real["batches"] == len(dumped)
         assert real["records"] == len(lines) == sum(d[0] for d in dumped)
