@@ -39,7 +39,6 @@ import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.CloseableIterator;
 import org.apache.kafka.common.utils.LogContext;
@@ -163,14 +162,7 @@ final class RealBatches {
      */
     static RealBatches fetch(Properties clientProps, String topic, Uuid topicId, Map<Integer, Node> leaders,
                              Map<Integer, long[]> ranges, long maxBytes, long timeoutMs) throws IOException {
-        Properties props = new Properties();
-        props.putAll(clientProps);
-        props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-        props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-        props.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-compression-advisor");
-        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        ConsumerConfig config = new ConsumerConfig(props);
+        ConsumerConfig config = new ConsumerConfig(Sample.consumerProperties(clientProps));
         Time time = Time.SYSTEM;
         RealBatches real = new RealBatches();
         BufferSupplier buffers = BufferSupplier.create();

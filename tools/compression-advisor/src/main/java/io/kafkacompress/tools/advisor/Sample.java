@@ -101,12 +101,8 @@ final class Sample {
         return s;
     }
 
-    /**
-     * The most recent records of {@code topic} (or from {@code startOffset} when it is not null; -2 = earliest),
-     * spread evenly over the partitions, up to {@code maxRecords} and {@code maxBytes}. No group.id, no commits.
-     */
-    static Sample fromTopic(Properties clientProps, String topic, List<Integer> partitions, Long startOffset,
-                            int maxRecords, long maxBytes, long timeoutMs) {
+    /** --command-config's client properties for reading without a group: no group.id, no commits. */
+    static Properties consumerProperties(Properties clientProps) {
         Properties props = new Properties();
         props.putAll(clientProps);
         props.remove(ConsumerConfig.GROUP_ID_CONFIG);
@@ -115,6 +111,16 @@ final class Sample {
         props.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-compression-advisor");
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        return props;
+    }
+
+    /**
+     * The most recent records of {@code topic} (or from {@code startOffset} when it is not null; -2 = earliest),
+     * spread evenly over the partitions, up to {@code maxRecords} and {@code maxBytes}. No group.id, no commits.
+     */
+    static Sample fromTopic(Properties clientProps, String topic, List<Integer> partitions, Long startOffset,
+                            int maxRecords, long maxBytes, long timeoutMs) {
+        Properties props = consumerProperties(clientProps);
         props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "2000");
         Sample s = new Sample();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
