@@ -1,9 +1,11 @@
 """bin/kafka-compression-advisor.sh: its measured size ratios are what a broker stores for the same records
 at the same setting; its JSON and CSV outputs parse; the goals' recommendations keep their order; it
-samples a topic (on a stock 4.3.1 broker) without creating a consumer group or committing offsets."""
+samples a topic (on a stock 4.3.1 broker) without creating a consumer group or committing offsets; the
+topic's own batches it reports are the ones kafka-dump-log.sh shows in the segment."""
 import csv
 import io
 import json
+import statistics
 
 import pytest
 
@@ -182,6 +184,8 @@ def test_samples_a_topic_without_a_group_on_a_stock_broker(broker_factory, tmp_p
     # defaults read from the topic: retention.ms = 3 days, replication factor 1
     assert out["sizing"]["retention_days"] == pytest.approx(3.0)
     assert out["sizing"]["replication_factor"] == 1
+    # the batches were fetched raw as well (two partitions, the sampled offsets)
+    assert out["topic_batches"]["records"] >= 1000 and out["topic_batches"]["codec"] == "none"
     assert "--entity-name events" in out["recommendation"]["kafka_configs_command"]
     assert ("--bootstrap-server %s" % b.bootstrap) in out["recommendation"]["kafka_configs_command"]
     # no consumer group, no committed offsets (not even the offsets topic)
@@ -195,6 +199,122 @@ def test_samples_a_topic_without_a_group_on_a_stock_broker(broker_factory, tmp_p
     # and the records are still there for real consumers from offset 0
     offsets = tool("kafka-get-offsets.sh", "--bootstrap-server", b.bootstrap, "--topic", "events").stdout
     assert sum(int(l.split(":")[2]) for l in offsets.split()) == len(lines)
+
+
+def zigzag_size(n):
+    """Bytes of a zig-zag varint/varlong (Kafka's ByteUtils.sizeOfVarint/sizeOfVarlong)."""
+    v = (n << 1) ^ (n >> 63)
+    size = 1
+    while v >= 0x80:
+        v >>= 7
+        size += 1
+    return size
+
+
+def dump_deep(segment):
+    """[(records, uncompressed size, stored size, codec)] per batch of a segment, from kafka-dump-log.sh
+    --deep-iteration: the uncompressed size is the batch header (61 bytes) plus each record's size as
+    DefaultRecord.sizeInBytes computes it from the key and value sizes, offset and timestamp deltas (no headers
+    here; the test's producers send none)."""
+    out = tool("kafka-dump-log.sh", "--deep-iteration", "--files", str(segment)).stdout
+    batches = []
+    current = None
+    for line in out.splitlines():
+        f = line.split()
+        kv = {f[i].rstrip(":"): f[i + 1] for i in range(0, len(f) - 1) if f[i].endswith(":")}
+        if line.startswith("baseOffset:"):
+            current = {"base": int(kv["baseOffset"]), "count": int(kv["count"]), "stored": int(kv["size"]),
+                       "codec": kv["compresscodec"], "records": [], "first_ts": None}
+            batches.append(current)
+        elif line.startswith("| offset:"):
+            assert kv["headerKeys"] == "[]", line
+            ts = int(kv["CreateTime"])
+            if current["first_ts"] is None:
+                current["first_ts"] = ts
+            key, value = int(kv["keySize"]), int(kv["valueSize"])
+            body = 1 + zigzag_size(ts - current["first_ts"]) + zigzag_size(int(kv["offset"]) - current["base"]) \
+                + zigzag_size(key) + max(key, 0) + zigzag_size(value) + max(value, 0) + zigzag_size(0)
+            current["records"].append(body + zigzag_size(body))
+    result = []
+    for b in batches:
+        assert len(b["records"]) == b["count"], b["base"]
+        result.append((b["count"], 61 + sum(b["records"]), b["stored"], b["codec"]))
+    return result
+
+
+# producers with a known batch setting: small batches sent at once, and full ones given time to fill
+BATCHING = {
+    "small": {"codec": "none", "batch.size": "4096", "linger.ms": "0"},
+    "full": {"codec": "zstd", "batch.size": "65536", "linger.ms": "50"},
+}
+
+
+def test_reports_the_topics_real_batches_as_the_segment_has_them(broker_factory):
+    """The advisor's figures of the topic's batches (fetched raw) are the batches kafka-dump-log.sh shows in the
+    segment; it measures every setting at their size too, its measurement of the topic's setting there gives
+    the bytes per record the segment has, and it says what fuller batches would gain."""
+    b = broker_factory()
+    lines = RECORDS.read_text().splitlines()
+    text = "\n".join(lines) + "\n"
+    reported = {}
+    for topic, p in BATCHING.items():
+        tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", topic, "--partitions", "1")
+        tool("kafka-console-producer.sh", "--bootstrap-server", b.bootstrap, "--topic", topic, "--compression-codec", p["codec"],
+             "--command-property", "batch.size=" + p["batch.size"], "--command-property", "linger.ms=" + p["linger.ms"],
+             input=text)
+        out = advisor("--bootstrap-server", b.bootstrap, "--topic", topic, "--codecs", "none,lz4:1,zstd:3",
+                      "--providers", "none", "--format", "json", "--warmup-bytes", 1 << 18, "--no-progress").stdout
+        reported[topic] = json.loads(out)
+    for topic, p in BATCHING.items():
+        out = reported[topic]
+        real = out["topic_batches"]
+        [segment] = b.segments(topic)
+        dumped = dump_deep(segment)
+        print("%-5s advisor: %d batches, median %.0f B uncompressed (p90 %.0f), %.0f records (p90 %.0f), %.1f B/record; "
+              "kafka-dump-log.sh: %d batches, median %.0f B uncompressed, %.0f records, %.1f B/record; "
+              "today's setting (%s) measured at real:%d: %.1f B/record" % (
+                  topic, real["batches"], real["median_uncompressed_bytes"], real["p90_uncompressed_bytes"],
+                  real["median_records"], real["p90_records"], real["bytes_per_record"], len(dumped),
+                  statistics.median_low(d[1] for d in dumped), statistics.median_low(d[0] for d in dumped),
+                  segment.stat().st_size / len(lines), key(out["today"]), real["measured_batch_size"],
+                  out["today"]["bytes_per_record"]))
+        # the sample covers the whole topic here, so the fetched batches are the segment's
+        assert real["batches"] == len(dumped)
+        assert real["records"] == len(lines) == sum(d[0] for d in dumped)
+        assert real["codec"] == p["codec"] and {d[3] for d in dumped} == {p["codec"]}
+        assert real["median_uncompressed_bytes"] == pytest.approx(statistics.median_low(d[1] for d in dumped), rel=0.03)
+        assert real["median_records"] == pytest.approx(statistics.median_low(d[0] for d in dumped), rel=0.03)
+        assert real["median_stored_bytes"] == pytest.approx(statistics.median_low(d[2] for d in dumped), rel=0.03)
+        assert real["stored_bytes"] == segment.stat().st_size
+        assert real["bytes_per_record"] == pytest.approx(segment.stat().st_size / len(lines))
+        # batches that fit batch.size (a single record may exceed it), and that differ between the producers
+        if p["codec"] == "none":
+            assert sorted(d[1] for d in dumped)[len(dumped) // 2] <= int(p["batch.size"])
+        # measured at the topic's batch size too (it is not within 10% of --batch-size 16384)
+        assert real["measured"] and real["measured_batch_size"] > 0
+        at_real = [r for r in out["results"] if r["batch_basis"] == "topic"]
+        assert {key(r) for r in at_real} == {"none", "lz4:1", "zstd:3"}
+        assert {r["batch_size"] for r in at_real} == {real["measured_batch_size"]}
+        assert {r["batch_size"] for r in out["results"] if r["batch_basis"] == "batch.size"} == {16384}
+        # today's setting (none; zstd at its default level 3), measured at the topic's batch size, stores what
+        # the segment stores per record
+        today = out["today"]
+        assert key(today) == ("zstd:3" if p["codec"] == "zstd" else "none")
+        assert today["bytes_per_record"] == pytest.approx(real["bytes_per_record"], rel=0.05), (today, real)
+        assert today["recommendation_bytes_per_record"] == out["recommendation"]["bytes_per_record"]
+    small, full = reported["small"]["topic_batches"], reported["full"]["topic_batches"]
+    assert full["median_uncompressed_bytes"] > 8 * small["median_uncompressed_bytes"]
+    # small batches: at batch.size 16384 zstd 3 fills its batches with far more, and compresses them better
+    gains = {g["setting"]: g for g in reported["small"]["batch_gains"]}
+    assert gains["zstd 3"]["batches_underfilled"], gains
+    assert gains["zstd 3"]["size_ratio_at_batch_size"] < gains["zstd 3"]["size_ratio_at_topic_batches"]
+    # the CSV carries the topic's batches on every row
+    p = advisor("--bootstrap-server", b.bootstrap, "--topic", "small", "--codecs", "none,zstd:3", "--providers", "none",
+                "--format", "csv", "--warmup-bytes", 1 << 18, "--no-progress")
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert {r["batch_basis"] for r in rows} == {"batch.size", "topic"}
+    assert {float(r["topic_batch_median_uncompressed_bytes"]) for r in rows} == {small["median_uncompressed_bytes"]}
+    assert {r["topic_codec"] for r in rows} == {"none"}
 
 
 def test_help_and_bad_arguments():

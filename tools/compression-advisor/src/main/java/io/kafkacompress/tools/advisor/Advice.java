@@ -129,7 +129,8 @@ final class Advice {
             p.put("compression." + r.setting.type.name + ".level", String.valueOf(r.setting.level));
         if (r.setting.providerClass != null)
             p.put("compression." + r.setting.type.name + ".provider", r.setting.providerClass);
-        p.put("batch.size", String.valueOf(r.batchSize));
+        if (!r.real)
+            p.put("batch.size", String.valueOf(r.batchSize));   // at the topic's own batch size: batch.size as it is
         return p;
     }
 

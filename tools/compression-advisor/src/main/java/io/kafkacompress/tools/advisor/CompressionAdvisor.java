@@ -25,6 +25,9 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Configurable;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.compress.CompressionProviders;
 import org.apache.kafka.common.compress.CompressionService;
 import org.apache.kafka.common.config.ConfigResource;
@@ -200,6 +203,7 @@ public final class CompressionAdvisor {
         Sample sample;
         Map<String, String> topicConfig = Collections.emptyMap();
         Integer topicReplication = null;
+        RealBatches real = null;
         if (input != null) {
             sample = Sample.fromFile(Path.of(input), ns.getInt("maxRecords"), ns.getLong("maxBytes"));
         } else {
@@ -211,8 +215,9 @@ public final class CompressionAdvisor {
             }
             String offset = ns.getString("offset");
             Long start = "latest".equals(offset) ? null : "earliest".equals(offset) ? -2L : Long.valueOf(Long.parseLong(offset));
+            TopicDescription description;
             try (Admin admin = Admin.create(clientProps)) {
-                TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames()
+                description = admin.describeTopics(List.of(topic)).allTopicNames()
                     .get(ns.getLong("timeoutMs"), TimeUnit.MILLISECONDS).get(topic);
                 topicReplication = description.partitions().get(0).replicas().size();
                 ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
@@ -226,36 +231,77 @@ public final class CompressionAdvisor {
             err.println("[advisor] sampling " + topic + " (no consumer group, nothing committed)");
             sample = Sample.fromTopic(clientProps, topic, partitions, start, ns.getInt("maxRecords"), ns.getLong("maxBytes"),
                 ns.getLong("timeoutMs"));
+            // the same offsets again, raw: the batches as they are stored (a consumer does not show them)
+            Map<Integer, Node> leaders = new LinkedHashMap<>();
+            for (TopicPartitionInfo p : description.partitions())
+                leaders.put(p.partition(), p.leader());
+            try {
+                real = RealBatches.fetch(clientProps, topic, description.topicId(), leaders, sample.offsets, ns.getLong("maxBytes"),
+                    ns.getLong("timeoutMs"));
+            } catch (IOException | KafkaException e) {
+                err.println("[advisor] WARN: cannot fetch the topic's batches (" + e.getMessage() + "): measuring at --batch-size only");
+            }
+            if (real == null || real.batches == 0)
+                real = null;
+            else
+                err.printf(Locale.ROOT, "[advisor] the topic's batches: %d, median %.0f B uncompressed, %.0f records, codec %s%n",
+                    real.batches, real.uncompressedPercentile(50), real.recordsPercentile(50), real.codec());
         }
         err.printf(Locale.ROOT, "[advisor] %d records, %s, from %s%n", sample.size(), bytes(sample.bytes), sample.source);
 
-        // measure
+        // measure: at each --batch-size as a producer cuts batches, and at the size the topic's own batches have
         Measurement measurement = new Measurement(sample, repeats, ns.getLong("warmupBytes"), progressBar::advance);
+        if (real != null)
+            measurement.realMaxRecords = (int) Math.max(1, real.recordsPercentile(90));
         List<Setting> settings = new ArrayList<>(builtIn);
         settings.addAll(provided);
-        boolean noneListed = settings.stream().anyMatch(s -> s.type == CompressionType.NONE);
-        progressBar.start((long) batchSizes.size() * (settings.size() + (noneListed ? 0 : 1)) * measurement.workPerSetting());
-        List<Result> results = new ArrayList<>();
-        for (int batchSize : batchSizes) {
-            progressBar.label("none" + (batchSizes.size() > 1 ? " @" + batchSize : ""));
-            Result none = measurement.measure(new Setting(CompressionType.NONE, null, null, null), batchSize, 0);
-            for (Setting s : settings) {
-                progressBar.label(s.label() + (batchSizes.size() > 1 ? " @" + batchSize : ""));
-                Result r;
-                if (s.type == CompressionType.NONE) {
-                    r = none;
-                } else {
-                    Measurement.registerForDecompression(s);
-                    try {
-                        r = measurement.measure(s, batchSize, none.compressedBytes);
-                    } finally {
-                        CompressionProviders.clearProcessWide();
-                    }
+        Today today = real == null ? null : Today.of(topicConfig, real);
+        Integer realBatchSize = real == null ? null : real.measuredBatchSize();
+        String realSkipped = null;
+        if (realBatchSize != null) {
+            for (int b : batchSizes) {
+                if (Math.abs(realBatchSize - b) <= 0.1 * b) {
+                    realSkipped = String.format(Locale.ROOT, "within 10%% of --batch-size %d", b);
+                    break;
                 }
-                results.add(r);
+            }
+        }
+        boolean measureReal = realBatchSize != null && realSkipped == null;
+        List<Setting> realSettings = new ArrayList<>();
+        if (realBatchSize != null) {
+            if (measureReal)
+                realSettings.addAll(settings);
+            if (settings.stream().noneMatch(s -> s.sameAs(today.setting)))
+                realSettings.add(today.setting);
+            else if (!measureReal)
+                realSettings.add(today.setting);
+        }
+        boolean noneListed = settings.stream().anyMatch(s -> s.type == CompressionType.NONE);
+        long units = (long) batchSizes.size() * (settings.size() + (noneListed ? 0 : 1));
+        if (!realSettings.isEmpty())
+            units += realSettings.size() + (realSettings.stream().anyMatch(s -> s.type == CompressionType.NONE) ? 0 : 1);
+        progressBar.start(units * measurement.workPerSetting());
+        List<Result> results = new ArrayList<>();
+        for (int batchSize : batchSizes)
+            results.addAll(measureAll(measurement, progressBar, settings, batchSize, false,
+                batchSizes.size() > 1 || !realSettings.isEmpty() ? " @" + batchSize : ""));
+        Result todayResult = null;
+        if (!realSettings.isEmpty()) {
+            List<Result> atReal = measureAll(measurement, progressBar, realSettings, realBatchSize, true, " @real:" + realBatchSize);
+            for (Result r : atReal) {
+                if (r.setting.sameAs(today.setting))
+                    todayResult = r;
+            }
+            // the topic's own setting, measured only for the comparison, stays out of the ranking when its batch size
+            // is not (or when it is not among --codecs)
+            for (Result r : atReal) {
+                if (measureReal && (r != todayResult || settings.stream().anyMatch(s -> s.sameAs(r.setting))))
+                    results.add(r);
             }
         }
         progressBar.finish();
+        if (today != null)
+            today.result = todayResult;
 
         // sizing inputs
         Double messagesPerDay = ns.get("messagesPerDay");
@@ -282,7 +328,8 @@ public final class CompressionAdvisor {
         Sizing sizing = new Sizing(messagesPerDay, messagesPerDaySource, retentionDays, retentionSource, replication, replicationSource);
 
         Advice advice = new Advice(results, ns.getString("goal"));
-        Report report = new Report(sample, advice, sizing, bootstrap, topic, topicConfig, skippedProviders, provided);
+        Report report = new Report(sample, advice, sizing, bootstrap, topic, topicConfig, skippedProviders, provided,
+            real, today, realSkipped, batchSizes);
         switch (ns.getString("format")) {
             case "json": report.json(out); break;
             case "csv": report.csv(out); break;
@@ -294,6 +341,78 @@ public final class CompressionAdvisor {
         }
         out.flush();
         return 0;
+    }
+
+    /** Each setting at one batch size (codec none first: the base of every size ratio). */
+    private static List<Result> measureAll(Measurement measurement, Progress progressBar, List<Setting> settings, int batchSize,
+                                           boolean real, String suffix) {
+        List<Result> results = new ArrayList<>();
+        progressBar.label("none" + suffix);
+        Result none = measurement.measure(new Setting(CompressionType.NONE, null, null, null), batchSize, 0, real);
+        for (Setting s : settings) {
+            progressBar.label(s.label() + suffix);
+            Result r;
+            if (s.type == CompressionType.NONE) {
+                r = none;
+            } else {
+                Measurement.registerForDecompression(s);
+                try {
+                    r = measurement.measure(s, batchSize, none.compressedBytes, real);
+                } finally {
+                    CompressionProviders.clearProcessWide();
+                }
+            }
+            results.add(r);
+        }
+        return results;
+    }
+
+    /**
+     * The topic's compression today: its compression.type and level, or for compression.type=producer the codec its
+     * batches have, at Kafka's default level for it (the producers' level is not stored in a batch).
+     */
+    static final class Today {
+        final Setting setting;
+        final String source;
+        Result result;
+
+        Today(Setting setting, String source) {
+            this.setting = setting;
+            this.source = source;
+        }
+
+        static Today of(Map<String, String> topicConfig, RealBatches real) {
+            String type = topicConfig.getOrDefault("compression.type", "producer");
+            String source;
+            CompressionType codec;
+            Integer level;
+            if ("producer".equals(type)) {
+                codec = CompressionType.forName(real.codec());
+                level = defaultLevel(codec);
+                source = "compression.type=producer: the codec of the topic's batches" +
+                    (level == null ? "" : ", at Kafka's default level (a batch does not record its level)");
+            } else {
+                codec = CompressionType.forName("uncompressed".equals(type) ? "none" : type);
+                String configured = topicConfig.get("compression." + codec.name + ".level");
+                level = defaultLevel(codec);
+                if (configured != null && level != null) {
+                    int l = Integer.parseInt(configured);
+                    level = codec == CompressionType.GZIP && l == -1 ? 6 : l;   // -1: Deflater's default, 6
+                }
+                source = "the topic's compression.type=" + type + (level == null ? "" : ", compression." + codec.name + ".level="
+                    + (configured != null ? configured : level + " (default)"));
+            }
+            return new Today(new Setting(codec, level, null, null), source);
+        }
+
+        static Integer defaultLevel(CompressionType codec) {
+            switch (codec) {
+                case GZIP: return 6;    // GzipCompression's default, Deflater.DEFAULT_COMPRESSION
+                case LZ4: return 9;
+                case ZSTD: return 3;
+                default: return null;
+            }
+        }
     }
 
     static int positive(String name, int v) {

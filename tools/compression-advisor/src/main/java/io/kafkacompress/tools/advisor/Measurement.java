@@ -23,6 +23,7 @@ import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.AbstractRecords;
 import org.apache.kafka.common.record.internal.CompressionRatioEstimator;
 import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.record.internal.DefaultRecord;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.internal.Record;
@@ -78,6 +79,11 @@ final class Measurement {
             return type.name;
         }
 
+        /** The same codec, level and provider. */
+        boolean sameAs(Setting o) {
+            return type == o.type && java.util.Objects.equals(level, o.level) && java.util.Objects.equals(providerClass, o.providerClass);
+        }
+
         String label() {
             return type.name + (level == null ? "" : " " + level) + (provider == null ? "" : " (" + providerName + ")");
         }
@@ -87,6 +93,14 @@ final class Measurement {
     static final class Result {
         final Setting setting;
         final int batchSize;
+        /**
+         * false: batches cut as a producer with batch.size = batchSize cuts them (for a compressed codec that depends on
+         * its ratio estimate); true: batches of batchSize uncompressed bytes for every codec, the size the topic's own
+         * batches have (RealBatches.measuredBatchSize).
+         */
+        final boolean real;
+        double uncompressedBatchBytes;  // average uncompressed bytes (header + records) per batch
+        double partial = 1;             // the part of the sample (by uncompressed bytes) the timed pass covered
         long records;
         double batches;             // per sample (an average over several passes)
         long uncompressedBytes;     // the same records as uncompressed batches (codec none)
@@ -96,9 +110,18 @@ final class Measurement {
         double compressWallSeconds;
         boolean pareto;
 
-        Result(Setting setting, int batchSize) {
+        Result(Setting setting, int batchSize, boolean real) {
             this.setting = setting;
             this.batchSize = batchSize;
+            this.real = real;
+        }
+
+        String batchLabel() {
+            return real ? "real:" + batchSize : String.valueOf(batchSize);
+        }
+
+        String basis() {
+            return real ? "topic" : "batch.size";
         }
 
         double ratio() {
@@ -144,6 +167,17 @@ final class Measurement {
     static final long SETTLE_BATCHES = 300;
     static final long SETTLE_CPU_NANOS = 1_500_000_000L;
     static final long SETTLE_WHOLE_BYTES = 8L << 20;
+    /**
+     * At the topic's own batch size, wall time a warm-up pass and a timed pass may take: tiny batches (a producer with
+     * linger.ms=0 at a low rate sends one record a batch) make the high zstd levels cost tens of milliseconds a batch
+     * (setting up their context), minutes for a sample. The warm-up stops at a batch boundary past its time; when it
+     * shows that the timed pass would take longer than its time, the timed pass covers every n-th run of
+     * STRIDE_RECORDS records, spread over the whole sample, and its figures are scaled to the sample by the
+     * uncompressed bytes they had.
+     */
+    static final long REAL_WARMUP_NANOS = 5_000_000_000L;
+    static final long REAL_TIMED_NANOS = 20_000_000_000L;
+    static final int STRIDE_RECORDS = 64;
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
@@ -153,6 +187,8 @@ final class Measurement {
     private final Progress progress;
     private final BufferSupplier bufferSupplier = BufferSupplier.create();
     private boolean timing;     // progress counts the timed passes
+    /** At the topic's batch size, at most this many records a batch too (the p90 of its batches'). */
+    int realMaxRecords = Integer.MAX_VALUE;
 
     Measurement(Sample sample, int repeats, long warmupBytes, Progress progress) {
         this.sample = sample;
@@ -197,10 +233,18 @@ final class Measurement {
      * batches at this batch size (measured with codec none first), the base of every ratio and rate.
      */
     Result measure(Setting setting, int batchSize, long uncompressedBytes) {
-        Result r = new Result(setting, batchSize);
+        return measure(setting, batchSize, uncompressedBytes, false);
+    }
+
+    /**
+     * With {@code real}, the batches hold {@code batchSize} uncompressed bytes whatever the codec (the size the topic's
+     * batches have), instead of what a producer with that batch.size would put into them.
+     */
+    Result measure(Setting setting, int batchSize, long uncompressedBytes, boolean real) {
+        Result r = new Result(setting, batchSize, real);
         Compression compression = setting.compression();
         // the producer keeps one estimate per topic and codec; one "topic" per setting here
-        String estimatorKey = "kafka-compression-advisor/" + setting.label() + "/" + batchSize;
+        String estimatorKey = "kafka-compression-advisor/" + setting.label() + "/" + batchSize + (real ? "/real" : "");
         CompressionRatioEstimator.resetEstimation(estimatorKey);
         int warm = warmupRecords();
         // Warm-up: the JIT, and the producer's compression ratio estimate, which decides how many records go into a
@@ -213,13 +257,20 @@ final class Measurement {
         // pass's: the batches of one pass are few, and how full each is depends on where the estimate is.
         List<ByteBuffer> out = new ArrayList<>();
         List<Float> observed = new ArrayList<>();
-        long[] sizes = build(compression, batchSize, estimatorKey, 0, warm, out, observed);
-        long settledBatches = 0, settledBytes = 0, settledRecords = 0;
-        if (setting.type != CompressionType.NONE && sizes[1] > 0) {
+        long warmStart = System.nanoTime();
+        long[] sizes = build(compression, batchSize, real, estimatorKey, 0, warm, out, observed,
+            real ? warmStart + REAL_WARMUP_NANOS : Long.MAX_VALUE);
+        int every = 1;
+        if (real && uncompressedBytes > 0 && sizes[2] > 0) {
+            double estimate = (double) (System.nanoTime() - warmStart) * uncompressedBytes / sizes[2];
+            every = (int) Math.max(1, Math.ceil(estimate / REAL_TIMED_NANOS));
+        }
+        long settledBatches = 0, settledBytes = 0, settledRecords = 0, settledUncompressed = 0;
+        if (!real && setting.type != CompressionType.NONE && sizes[1] > 0) {
             out.clear();
             CompressionRatioEstimator.setEstimation(estimatorKey, setting.type, (float) sizes[1] / sizes[2]);
             observed.clear();
-            build(compression, batchSize, estimatorKey, 0, warm, out, observed);
+            build(compression, batchSize, false, estimatorKey, 0, warm, out, observed, Long.MAX_VALUE);
             for (int i = 0; i < SIMULATED_BATCHES; i++)
                 CompressionRatioEstimator.updateEstimation(estimatorKey, setting.type, observed.get(i % observed.size()));
             // a small sample is settled on whole (and its sizes count); a large one on the warm-up records
@@ -228,74 +279,116 @@ final class Measurement {
             long seen = 0;
             while (seen < SETTLE_BATCHES && cpuNanos() < deadline) {
                 out.clear();
-                long[] pass = build(compression, batchSize, estimatorKey, 0, settleRecords, out, null);
+                long[] pass = build(compression, batchSize, false, estimatorKey, 0, settleRecords, out, null, Long.MAX_VALUE);
                 seen += pass[0];
                 if (seen > SETTLE_BATCHES / 2 && settleRecords == sample.size()) {
                     settledBatches += pass[0];
                     settledBytes += pass[1];
+                    settledUncompressed += pass[2];
                     settledRecords += settleRecords;
                 }
             }
             out.clear();
-            build(compression, batchSize, estimatorKey, 0, warm, out, null);
+            build(compression, batchSize, false, estimatorKey, 0, warm, out, null, Long.MAX_VALUE);
         }
-        decompress(out, warm);
+        decompress(out, sizes[3]);
         out.clear();
 
         timing = true;
         double[] cpu = new double[repeats];
         double[] wall = new double[repeats];
         List<ByteBuffer> kept = null;
+        long keptRecords = 0;
+        double scale = 1;       // sample / the records a pass covered (REAL_TIMED_NANOS)
         for (int i = 0; i < repeats; i++) {
             out = new ArrayList<>();
             long w0 = System.nanoTime();
             long c0 = cpuNanos();
-            sizes = build(compression, batchSize, estimatorKey, 0, sample.size(), out, null);
+            sizes = build(compression, batchSize, real, estimatorKey, 0, sample.size(), every, out, null, Long.MAX_VALUE);
             cpu[i] = (cpuNanos() - c0) / 1e9;
             wall[i] = (System.nanoTime() - w0) / 1e9;
-            if (kept == null) {
+            if (kept == null && sizes[3] < sample.size()) {
+                // a part of the sample: its bytes scaled to the sample's by the uncompressed bytes they had
                 kept = out;
+                keptRecords = sizes[3];
+                scale = (double) uncompressedBytes / sizes[2];
+                r.compressedBytes = Math.round(sizes[1] * scale);
+                r.batches = sizes[0] * scale;
+                r.uncompressedBatchBytes = (double) sizes[2] / sizes[0];
+                r.partial = (double) sizes[2] / uncompressedBytes;
+            } else if (kept == null) {
+                kept = out;
+                keptRecords = sample.size();
                 // per record over the settling passes and this one, for the sample's records
                 double perRecord = (double) (settledBytes + sizes[1]) / (settledRecords + sample.size());
                 r.compressedBytes = Math.round(perRecord * sample.size());
                 r.batches = (double) (settledBatches + sizes[0]) * sample.size() / (settledRecords + sample.size());
+                r.uncompressedBatchBytes = (double) (settledUncompressed + sizes[2]) / (settledBatches + sizes[0]);
             }
         }
         r.records = sample.size();
         r.uncompressedBytes = uncompressedBytes > 0 ? uncompressedBytes : r.compressedBytes;
-        r.compressCpuSeconds = median(cpu);
-        r.compressWallSeconds = median(wall);
+        r.compressCpuSeconds = median(cpu) * scale;
+        r.compressWallSeconds = median(wall) * scale;
         double[] dcpu = new double[repeats];
         for (int i = 0; i < repeats; i++) {
             long c0 = cpuNanos();
-            decompress(kept, sample.size());
+            decompress(kept, keptRecords);
             dcpu[i] = (cpuNanos() - c0) / 1e9;
         }
-        r.decompressCpuSeconds = median(dcpu);
+        r.decompressCpuSeconds = median(dcpu) * scale;
         timing = false;
         return r;
     }
 
     /**
-     * Build batches of records [from, to) as the producer does. Returns {batches, batch bytes, uncompressed bytes
-     * written into them}.
+     * Build batches of records [from, to) as the producer does, stopping at the first batch boundary after
+     * {@code deadlineNanos} (System.nanoTime). Returns {batches, batch bytes, uncompressed bytes written into them,
+     * records}.
      */
-    private long[] build(Compression compression, int batchSize, String estimatorKey, int from, int to, List<ByteBuffer> out,
-                         List<Float> ratios) {
-        long[] totals = new long[3];    // batches, batch bytes, uncompressed bytes
+    private long[] build(Compression compression, int batchSize, boolean real, String estimatorKey, int from, int to,
+                         List<ByteBuffer> out, List<Float> ratios, long deadlineNanos) {
+        return build(compression, batchSize, real, estimatorKey, from, to, 1, out, ratios, deadlineNanos);
+    }
+
+    /** The same over every {@code every}-th run of STRIDE_RECORDS records of [from, to). */
+    private long[] build(Compression compression, int batchSize, boolean real, String estimatorKey, int from, int to,
+                         int every, List<ByteBuffer> out, List<Float> ratios, long deadlineNanos) {
+        long[] totals = new long[4];    // batches, batch bytes, uncompressed bytes, records
         long progressBytes = 0;
         MemoryRecordsBuilder builder = null;
         CompressionType type = compression.type();
+        int inBatch = 0;
+        long baseTimestamp = 0;
         for (int i = from; i < to; i++) {
+            if (every > 1 && ((i - from) / STRIDE_RECORDS) % every != 0) {
+                i += STRIDE_RECORDS - 1 - (i - from) % STRIDE_RECORDS;
+                continue;
+            }
             byte[] key = sample.keys.get(i);
             byte[] value = sample.values.get(i);
             org.apache.kafka.common.header.Header[] headers = sample.headers.get(i);
             long ts = sample.timestamps.get(i);
-            if (builder != null && !builder.hasRoomFor(ts, key, value, headers)) {
+            boolean room;
+            if (builder == null) {
+                room = false;
+            } else if (real) {
+                // batchSize bytes of uncompressed batch, whatever the codec (at least one record)
+                int recordSize = DefaultRecord.sizeInBytes(inBatch, ts - baseTimestamp, key == null ? -1 : key.length,
+                    value == null ? -1 : value.length, headers);
+                room = builder.uncompressedBytesWritten() + recordSize <= batchSize && inBatch < realMaxRecords;
+            } else {
+                room = builder.hasRoomFor(ts, key, value, headers);
+            }
+            if (builder != null && !room) {
                 close(builder, estimatorKey, type, out, totals, ratios);
                 builder = null;
+                if (deadlineNanos != Long.MAX_VALUE && System.nanoTime() > deadlineNanos)
+                    break;
             }
             if (builder == null) {
+                inBatch = 0;
+                baseTimestamp = ts;
                 // RecordAccumulator.append: a buffer of batch.size, or larger for a record that does not fit
                 int size = Math.max(batchSize, AbstractRecords.estimateSizeInBytesUpperBound(
                     RecordBatch.CURRENT_MAGIC_VALUE, type, key, value, headers));
@@ -305,6 +398,8 @@ final class Measurement {
                 builder.setEstimatedCompressionRatio(CompressionRatioEstimator.estimation(estimatorKey, type));
             }
             builder.append(ts, key, value, headers);
+            inBatch++;
+            totals[3]++;
             progressBytes += value == null ? 0 : value.length;
             if (progressBytes >= 1 << 20) {
                 report(progressBytes);

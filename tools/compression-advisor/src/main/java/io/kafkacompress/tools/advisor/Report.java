@@ -42,9 +42,18 @@ final class Report {
     private final Map<String, String> topicConfig;
     private final List<String> skippedProviders;
     private final Set<String> providers = new LinkedHashSet<>();
+    private final RealBatches real;          // null: not sampled from a topic
+    private final CompressionAdvisor.Today today;
+    private final String realSkipped;        // why the settings were not measured at the real batch size, or null
+    private final List<Integer> batchSizes;
 
     Report(Sample sample, Advice advice, Sizing sizing, String bootstrap, String topic, Map<String, String> topicConfig,
-           List<String> skippedProviders, List<Setting> provided) {
+           List<String> skippedProviders, List<Setting> provided, RealBatches real, CompressionAdvisor.Today today,
+           String realSkipped, List<Integer> batchSizes) {
+        this.real = real;
+        this.today = today;
+        this.realSkipped = realSkipped;
+        this.batchSizes = batchSizes;
         this.sample = sample;
         this.advice = advice;
         this.sizing = sizing;
@@ -77,6 +86,19 @@ final class Report {
             out.println("Provider: " + p);
         for (String s : skippedProviders)
             out.println("Provider not available here, skipped: " + s);
+        if (real != null) {
+            out.println(f("Topic's batches (fetched raw, the sampled offsets): %d batches of %d records, codec %s; uncompressed size " +
+                    "median %.0f B, p90 %.0f B; records per batch median %.0f, p90 %.0f; on disk today %.1f B/record (size ratio %.4f)",
+                real.batches, real.recordCount, codecs(), real.uncompressedPercentile(50), real.uncompressedPercentile(90),
+                real.recordsPercentile(50), real.recordsPercentile(90), real.storedBytesPerRecord(), real.sizeRatio()));
+            if (realSkipped == null)
+                out.println(f("Batch real:%d = batches of at most %d uncompressed bytes and %.0f records for every codec, the size of " +
+                    "the topic's batches (their median plus half a record; their p90 records); the other batch sizes are the producer's " +
+                    "batch.size.", real.measuredBatchSize(), real.measuredBatchSize(), Math.max(1, real.recordsPercentile(90))));
+            else
+                out.println(f("Not measured again at the topic's batch size (%d B uncompressed): it is %s.", real.measuredBatchSize(),
+                    realSkipped));
+        }
         out.println("Ranked for --goal " + advice.goal + "; * = on the size/speed Pareto front (no other setting is both smaller " +
             "and cheaper to compress). MB/s and CPU s/GB are per core, of uncompressed data, with Kafka's record-batch code.");
         out.println();
@@ -93,9 +115,10 @@ final class Report {
         int rank = 0;
         for (Result r : advice.ranked) {
             rank++;
-            List<String> row = new ArrayList<>(List.of(String.valueOf(rank), (r.pareto ? "*" : "") + (r == advice.recommendation() ? "<" : ""),
+            List<String> row = new ArrayList<>(List.of(String.valueOf(rank), (r.pareto ? "*" : "") + (r == advice.recommendation() ? "<" : "")
+                    + (r.partial < 1 ? "~" : ""),
                 r.setting.codec(), r.setting.level == null ? "-" : String.valueOf(r.setting.level), r.setting.providerName,
-                String.valueOf(r.batchSize), f("%.4f", r.ratio()), f("%.1f", r.bytesPerRecord()), f("%.1f", r.compressMBps()),
+                r.batchLabel(), f("%.4f", r.ratio()), f("%.1f", r.bytesPerRecord()), f("%.1f", r.compressMBps()),
                 f("%.1f", r.decompressMBps()), f("%.2f", r.compressCpuSecondsPerGB()), f("%.2f", r.decompressCpuSecondsPerGB())));
             if (sizing.disk())
                 row.add(f("%.1f", sizing.diskGB(r)));
@@ -119,6 +142,13 @@ final class Report {
             out.println(b.toString().replaceAll("\\s+$", ""));
         }
         out.println();
+        long partial = advice.ranked.stream().filter(r -> r.partial < 1).count();
+        if (partial > 0) {
+            out.println(f("~ = %d setting(s) at the topic's batch size measured on runs of records spread over the sample, as many as " +
+                "about %d s allow (tiny batches make some codecs cost much per batch); figures scaled to the sample.", partial,
+                Measurement.REAL_TIMED_NANOS / 1_000_000_000L));
+            out.println();
+        }
         if (sizing.cores()) {
             out.println(f("Sizing: %,.0f messages/day (%s)%s, replication factor %d (%s).", sizing.messagesPerDay, sizing.messagesPerDaySource,
                 sizing.disk() ? f(", retention %.2f days (%s)", sizing.retentionDays, sizing.retentionSource) : "",
@@ -129,7 +159,7 @@ final class Report {
             out.println();
         }
         Result rec = advice.recommendation();
-        out.println(f("Recommendation for --goal %s: %s, batch.size=%d", advice.goal, rec.setting.label(), rec.batchSize));
+        out.println(f("Recommendation for --goal %s: %s, %s", advice.goal, rec.setting.label(), batchText(rec)));
         out.println(f("  stores %.1f%% of the uncompressed size (%.2fx smaller), compresses %.1f MB/s and decompresses %.1f MB/s per core%s",
             rec.ratio() * 100, 1 / rec.ratio(), rec.compressMBps(), rec.decompressMBps(),
             sizing.disk() ? f(", %.1f GB on disk", sizing.diskGB(rec)) : ""));
@@ -146,9 +176,95 @@ final class Report {
         }
         for (Map.Entry<String, Result> e : advice.picks.entrySet()) {
             if (!e.getKey().equals(advice.goal))
-                out.println(f("  (--goal %s would pick %s, batch.size=%d: size ratio %.4f, %.1f MB/s)", e.getKey(), e.getValue().setting.label(),
-                    e.getValue().batchSize, e.getValue().ratio(), e.getValue().compressMBps()));
+                out.println(f("  (--goal %s would pick %s, %s: size ratio %.4f, %.1f MB/s)", e.getKey(), e.getValue().setting.label(),
+                    batchText(e.getValue()), e.getValue().ratio(), e.getValue().compressMBps()));
         }
+        if (today != null && today.result != null) {
+            Result t = today.result;
+            out.println();
+            out.println(f("Today: %s (%s) at the topic's batches (real:%d): size ratio %.4f, %.1f B/record measured; the fetched " +
+                "batches store %.1f B/record.", t.setting.label(), today.source, t.batchSize, t.ratio(), t.bytesPerRecord(),
+                real.storedBytesPerRecord()));
+            out.println(f("  The recommendation (%s, %s): size ratio %.4f, %.1f B/record: %+.1f%% on disk against today's measured " +
+                    "setting, compressing at %.1f MB/s per core (today's: %.1f MB/s).", rec.setting.label(), batchText(rec), rec.ratio(),
+                rec.bytesPerRecord(), 100 * (rec.bytesPerRecord() / t.bytesPerRecord() - 1), rec.compressMBps(), t.compressMBps()));
+        }
+        for (String line : batchGain())
+            out.println(line);
+    }
+
+    private String codecs() {
+        if (real.codecs.size() == 1)
+            return real.codec();
+        List<String> parts = new ArrayList<>();
+        for (Map.Entry<String, Integer> e : real.codecs.entrySet())
+            parts.add(e.getKey() + " " + e.getValue());
+        return real.codec() + " (batches: " + String.join(", ", parts) + ")";
+    }
+
+    static String batchText(Result r) {
+        return r.real ? f("at the topic's batch size (%d B uncompressed: the producers' batch.size and linger.ms unchanged)",
+            r.batchSize) : f("batch.size=%d", r.batchSize);
+    }
+
+    /**
+     * What fuller or larger batches would gain: for today's setting and the recommendation, its size ratio at the
+     * topic's own batches against at the largest --batch-size measured, when that is at least 3% smaller.
+     */
+    List<String> batchGain() {
+        List<String> lines = new ArrayList<>();
+        for (Map<String, Object> g : batchGains()) {
+            boolean small = (Boolean) g.get("batches_underfilled");
+            lines.add(f("  %s: the topic's batches hold %.0f B uncompressed (median; %.0f records); a producer compressing with it " +
+                    "fills batch.size=%d with %.0f B (measured)%s. At batch.size=%d it stores size ratio %.4f instead of %.4f, " +
+                    "%.1f%% less on disk.",
+                g.get("setting"), real.uncompressedPercentile(50), real.recordsPercentile(50), g.get("batch_size"),
+                g.get("full_batch_uncompressed_bytes"),
+                small ? ": the batches close long before they are full (linger.ms too low for the rate, a smaller batch.size, " +
+                    "or producers that send uncompressed batches to a topic that compresses them); raise linger.ms so they fill" : "",
+                g.get("batch_size"), g.get("size_ratio_at_batch_size"), g.get("size_ratio_at_topic_batches"),
+                g.get("disk_saving_percent")));
+        }
+        return lines;
+    }
+
+    List<Map<String, Object>> batchGains() {
+        List<Map<String, Object>> gains = new ArrayList<>();
+        if (real == null)
+            return gains;
+        int largest = batchSizes.stream().max(Integer::compare).orElseThrow();
+        List<Setting> settings = new ArrayList<>();
+        if (today != null && today.result != null)
+            settings.add(today.result.setting);
+        if (!settings.contains(advice.recommendation().setting))
+            settings.add(advice.recommendation().setting);
+        for (Setting s : settings) {
+            Result atReal = find(s, true, real.measuredBatchSize());
+            Result atBatch = find(s, false, largest);
+            if (atReal == null || atBatch == null || atBatch.ratio() >= 0.97 * atReal.ratio())
+                continue;
+            Map<String, Object> g = new LinkedHashMap<>();
+            g.put("setting", s.label());
+            g.put("batch_size", largest);
+            g.put("full_batch_uncompressed_bytes", atBatch.uncompressedBatchBytes);
+            g.put("topic_batch_median_uncompressed_bytes", real.uncompressedPercentile(50));
+            g.put("batches_underfilled", real.uncompressedPercentile(50) < 0.5 * atBatch.uncompressedBatchBytes);
+            g.put("size_ratio_at_topic_batches", atReal.ratio());
+            g.put("size_ratio_at_batch_size", atBatch.ratio());
+            g.put("disk_saving_percent", 100 * (1 - atBatch.bytesPerRecord() / atReal.bytesPerRecord()));
+            gains.add(g);
+        }
+        return gains;
+    }
+
+    private Result find(Setting s, boolean atReal, int batchSize) {
+        if (atReal && today != null && today.result != null && today.result.setting == s)
+            return today.result;
+        for (Result r : advice.ranked) {
+            if (r.setting.sameAs(s) && r.real == atReal && r.batchSize == batchSize)
+                return r;
+        }
+        return null;
     }
 
     private static String pad(String s, int w, boolean right) {
@@ -167,11 +283,14 @@ final class Report {
         m.put("provider", r.setting.providerName);
         m.put("provider_class", r.setting.providerClass);
         m.put("batch_size", r.batchSize);
+        m.put("batch_basis", r.basis());
         m.put("pareto", r.pareto);
         m.put("recommended", r == advice.recommendation());
         m.put("records", r.records);
         m.put("batches", r.batches);
         m.put("records_per_batch", r.recordsPerBatch());
+        m.put("uncompressed_bytes_per_batch", r.uncompressedBatchBytes);
+        m.put("timed_fraction", r.partial);
         m.put("uncompressed_bytes", r.uncompressedBytes);
         m.put("compressed_bytes", r.compressedBytes);
         m.put("size_ratio", r.ratio());
@@ -208,6 +327,22 @@ final class Report {
         if (currentSetting() != null)
             s.put("topic_compression", currentSetting());
         m.put("sample", s);
+        if (real != null) {
+            Map<String, Object> b = real.json();
+            b.put("measured", realSkipped == null);
+            b.put("not_measured_because", realSkipped);
+            m.put("topic_batches", b);
+        }
+        if (today != null && today.result != null) {
+            Map<String, Object> t = row(today.result, 0);
+            t.put("source", today.source);
+            t.put("stored_bytes_per_record", real.storedBytesPerRecord());
+            t.put("recommendation_bytes_per_record", advice.recommendation().bytesPerRecord());
+            t.put("recommendation_disk_change_percent",
+                100 * (advice.recommendation().bytesPerRecord() / today.result.bytesPerRecord() - 1));
+            m.put("today", t);
+            m.put("batch_gains", batchGains());
+        }
         m.put("providers", new ArrayList<>(providers));
         m.put("providers_skipped", skippedProviders);
         Map<String, Object> z = new LinkedHashMap<>();
@@ -237,6 +372,13 @@ final class Report {
         int rank = 0;
         for (Result r : advice.ranked) {
             Map<String, Object> row = row(r, ++rank);
+            // the topic's batches, the same on every row (empty for --input)
+            row.put("topic_codec", real == null ? null : real.codec());
+            row.put("topic_batch_median_uncompressed_bytes", real == null ? null : real.uncompressedPercentile(50));
+            row.put("topic_batch_p90_uncompressed_bytes", real == null ? null : real.uncompressedPercentile(90));
+            row.put("topic_batch_median_records", real == null ? null : real.recordsPercentile(50));
+            row.put("topic_batch_p90_records", real == null ? null : real.recordsPercentile(90));
+            row.put("topic_bytes_per_record", real == null ? null : real.storedBytesPerRecord());
             if (keys == null) {
                 keys = new ArrayList<>(row.keySet());
                 out.println(String.join(",", keys));

@@ -37,6 +37,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 
 /**
  * The records the advisor measures: read from a file (one record per line) or sampled from a topic by a consumer
@@ -55,6 +56,8 @@ final class Sample {
     long maxTimestamp = Long.MIN_VALUE;
     int partitionsSampled;
     int partitionsTotal;
+    /** Sampled from a topic: per partition, the first offset sampled and the one after the last. */
+    final Map<Integer, long[]> offsets = new TreeMap<>();
 
     int size() {
         return values.size();
@@ -98,12 +101,8 @@ final class Sample {
         return s;
     }
 
-    /**
-     * The most recent records of {@code topic} (or from {@code startOffset} when it is not null; -2 = earliest),
-     * spread evenly over the partitions, up to {@code maxRecords} and {@code maxBytes}. No group.id, no commits.
-     */
-    static Sample fromTopic(Properties clientProps, String topic, List<Integer> partitions, Long startOffset,
-                            int maxRecords, long maxBytes, long timeoutMs) {
+    /** --command-config's client properties for reading without a group: no group.id, no commits. */
+    static Properties consumerProperties(Properties clientProps) {
         Properties props = new Properties();
         props.putAll(clientProps);
         props.remove(ConsumerConfig.GROUP_ID_CONFIG);
@@ -112,6 +111,16 @@ final class Sample {
         props.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "kafka-compression-advisor");
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        return props;
+    }
+
+    /**
+     * The most recent records of {@code topic} (or from {@code startOffset} when it is not null; -2 = earliest),
+     * spread evenly over the partitions, up to {@code maxRecords} and {@code maxBytes}. No group.id, no commits.
+     */
+    static Sample fromTopic(Properties clientProps, String topic, List<Integer> partitions, Long startOffset,
+                            int maxRecords, long maxBytes, long timeoutMs) {
+        Properties props = consumerProperties(clientProps);
         props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "2000");
         Sample s = new Sample();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
@@ -166,6 +175,8 @@ final class Sample {
                         if (startOffset != null && taken.getOrDefault(tp, 0) >= perPartition)
                             break;
                         s.add(r.key(), r.value(), r.headers().toArray(), r.timestamp());
+                        long[] range = s.offsets.computeIfAbsent(tp.partition(), p -> new long[] {r.offset(), r.offset() + 1});
+                        range[1] = r.offset() + 1;
                         taken.merge(tp, 1, Integer::sum);
                     }
                 }
