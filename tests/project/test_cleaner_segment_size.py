@@ -1,14 +1,17 @@
-"""Compaction recompression on a real broker keeps the log's limits (issue 19, KIP-390 patch 0003): a
-zstd-19 topic with segment.bytes=1048576 and compaction.compression.type=uncompressed, fed 30,000 JSON
+"""Compaction recompression on a real broker keeps the log's limits (issue 19, KIP-390 patches 0003 and
+0004): a zstd-19 topic with segment.bytes=1048576 and compaction.compression.type=uncompressed, fed 30,000 JSON
 records with distinct keys, grows about sevenfold when cleaned. Every cleaned segment must stay within
 segment.bytes (or hold a single batch), the partition must keep being cleaned, and every key's latest
 value must be read back. Prints the segment sizes before and after and the cleaner's log lines with
-their times, the figures docs/compaction.md quotes."""
+their times, the figures docs/compaction.md quotes. A zstd topic with max.message.bytes=131072 whose
+batches grow past it when cleaned into uncompressed batches gets them split: no cleaned batch is larger
+than the larger of its input batch and max.message.bytes."""
 import re
 import time
 
 from conftest import DATA, require_dist, tool
-from test_cleaner_levels import BROKER_PROPS, cleaner_checkpoint, consume_latest, create, wait_cleaned
+from test_cleaner_levels import BATCH, BROKER_PROPS, cleaned_batches, cleaner_checkpoint, consume_latest, create, \
+    wait_cleaned
 
 SEGMENT_BYTES = 1048576
 RECORDS = 30000
@@ -16,11 +19,12 @@ SWAP = re.compile(r"Swapping in cleaned segment\(s\) \[(.*?)\] for segment\(s\) 
 SIZE = re.compile(r"size=(\d+)")
 
 
-def produce(b, topic, pairs):
-    """Uncompressed from the producer, in batches of up to 512 KiB: the broker writes the topic's zstd at level 19."""
+def produce(b, topic, pairs, codec="none"):
+    """Uncompressed from the producer (by default), in batches of up to 512 KiB: the broker writes the topic's zstd
+    at level 19."""
     text = "".join("%s\t%s\n" % kv for kv in pairs)
     tool("kafka-console-producer.sh", "--bootstrap-server", b.bootstrap, "--topic", topic,
-         "--compression-codec", "none", "--property", "parse.key=true", "--property", "key.separator=\t",
+         "--compression-codec", codec, "--property", "parse.key=true", "--property", "key.separator=\t",
          "--producer-property", "acks=all", "--producer-property", "linger.ms=100",
          "--producer-property", "batch.size=524288", input=text, timeout=600)
 
@@ -102,3 +106,39 @@ def test_recompression_to_uncompressed_keeps_segments_within_segment_bytes(broke
     # every key once in the cleaned segments, plus the first tick, which the second tick in the
     # active segment (never cleaned) overwrites
     assert consume_latest(b, topic, len(latest) + 1) == latest
+
+
+def test_recompression_splits_batches_over_max_message_bytes(broker_factory):
+    """zstd batches of 512 KiB of JSON, each within max.message.bytes=131072 compressed, are about 512 KiB when
+    cleaned into uncompressed batches: the cleaner splits them into batches within 131072 bytes."""
+    require_dist()
+    b = broker_factory(extra_props=BROKER_PROPS)
+    topic = "split"
+    max_message_bytes = 131072
+    create(b, topic, **{"compression.type": "zstd", "max.message.bytes": str(max_message_bytes),
+                        "segment.bytes": str(SEGMENT_BYTES), "compaction.compression.type": "uncompressed"})
+    lines = [l.strip() for l in open(DATA / "json-records.ndjson") if l.strip()]
+    pairs = [("k%05d" % i, lines[i % len(lines)]) for i in range(6000)]
+    produce(b, topic, pairs, codec="zstd")
+    latest = dict(pairs)
+    # the records are still in the active segment: their batches as the producer wrote them
+    inputs = []
+    for seg in b.segments(topic):
+        for m in BATCH.finditer(tool("kafka-dump-log.sh", "--files", str(seg)).stdout):
+            inputs.append((int(m.group(1)), int(m.group(2)), int(m.group(5))))
+    assert max(size for _, _, size in inputs) <= max_message_bytes, inputs
+    time.sleep(2.5)
+    produce(b, topic, [("tick", "{}")])
+    latest["tick"] = "{}"
+    wait_cleaned(b, topic, 0, timeout=600)
+
+    cleaned = [x for x in cleaned_batches(b, topic) if not x["control"]]
+    print("input batches (base, last, bytes):", inputs)
+    print("cleaned batches (base, last, bytes, codec):", [(x["base"], x["last"], x["size"], x["codec"]) for x in cleaned])
+    for x in cleaned:
+        size_in = next(size for base, last, size in inputs if base <= x["base"] <= last)
+        assert x["size"] <= max(size_in, max_message_bytes), (x, size_in)
+    assert len(cleaned) > len(inputs), "no batch was split: %d input, %d cleaned" % (len(inputs), len(cleaned))
+    assert {x["codec"] for x in cleaned} == {"none"}, cleaned
+    # a consumer with default fetch settings reads every key's latest value
+    assert consume_latest(b, topic, len(latest)) == latest
