@@ -1,14 +1,17 @@
-"""Compaction recompression on a real broker keeps the log's limits (issue 19, KIP-390 patch 0003): a
-zstd-19 topic with segment.bytes=1048576 and compaction.compression.type=uncompressed, fed 30,000 JSON
+"""Compaction recompression on a real broker keeps the log's limits (issue 19, KIP-390 patches 0003 and
+0004): a zstd-19 topic with segment.bytes=1048576 and compaction.compression.type=uncompressed, fed 30,000 JSON
 records with distinct keys, grows about sevenfold when cleaned. Every cleaned segment must stay within
 segment.bytes (or hold a single batch), the partition must keep being cleaned, and every key's latest
 value must be read back. Prints the segment sizes before and after and the cleaner's log lines with
-their times, the figures docs/compaction.md quotes."""
+their times, the figures docs/compaction.md quotes. A zstd topic with max.message.bytes=131072 whose
+batches grow past it when cleaned into uncompressed batches gets them split: no cleaned batch is larger
+than the larger of its input batch and max.message.bytes."""
 import re
 import time
 
 from conftest import DATA, require_dist, tool
-from test_cleaner_levels import BROKER_PROPS, cleaner_checkpoint, consume_latest, create, wait_cleaned
+from test_cleaner_levels import BATCH, BROKER_PROPS, cleaned_batches, cleaner_checkpoint, consume_latest, create, \
+    wait_cleaned
 
 SEGMENT_BYTES = 1048576
 RECORDS = 30000
@@ -16,11 +19,13 @@ SWAP = re.compile(r"Swapping in cleaned segment\(s\) \[(.*?)\] for segment\(s\) 
 SIZE = re.compile(r"size=(\d+)")
 
 
-def produce(b, topic, pairs):
-    """Uncompressed from the producer, in batches of up to 512 KiB: the broker writes the topic's zstd at level 19."""
+def produce(b, topic, pairs, codec="none", idempotent=True):
+    """Uncompressed from the producer (by default), in batches of up to 512 KiB: the broker writes the topic's zstd
+    at level 19."""
     text = "".join("%s\t%s\n" % kv for kv in pairs)
     tool("kafka-console-producer.sh", "--bootstrap-server", b.bootstrap, "--topic", topic,
-         "--compression-codec", "none", "--property", "parse.key=true", "--property", "key.separator=\t",
+         "--producer-property", "enable.idempotence=%s" % str(idempotent).lower(),
+         "--compression-codec", codec, "--property", "parse.key=true", "--property", "key.separator=\t",
          "--producer-property", "acks=all", "--producer-property", "linger.ms=100",
          "--producer-property", "batch.size=524288", input=text, timeout=600)
 
@@ -102,3 +107,66 @@ def test_recompression_to_uncompressed_keeps_segments_within_segment_bytes(broke
     # every key once in the cleaned segments, plus the first tick, which the second tick in the
     # active segment (never cleaned) overwrites
     assert consume_latest(b, topic, len(latest) + 1) == latest
+
+
+DUMPED = re.compile(r"baseOffset: (\d+) lastOffset: (\d+) .*producerId: (-?\d+) .*isControl: (\w+) .*"
+                    r"size: (\d+) magic: \d+ compresscodec: (\w+)")
+
+
+def dumped_batches(segments):
+    """Data batches of the segments as (base, last, producer id, size, codec), from kafka-dump-log.sh."""
+    out = []
+    for seg in segments:
+        for m in DUMPED.finditer(tool("kafka-dump-log.sh", "--files", str(seg)).stdout):
+            if m.group(4) == "false":
+                out.append((int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(5)), m.group(6)))
+    return out
+
+
+def test_recompression_splits_batches_over_max_message_bytes(broker_factory):
+    """zstd batches of JSON, each within max.message.bytes=131072 compressed, grow several times over when cleaned
+    into uncompressed batches: the cleaner splits those of a producer without idempotence into batches within
+    131072 bytes, and keeps those with a producer id (an idempotent producer's, Kafka's default) in zstd, as they
+    were. No cleaned batch is larger than the larger of its input batch and max.message.bytes."""
+    require_dist()
+    b = broker_factory(extra_props=BROKER_PROPS)
+    topic = "split"
+    max_message_bytes = 131072
+    # no time-based roll until the input batches are recorded: the cleaner must not clean them before
+    create(b, topic, **{"compression.type": "zstd", "max.message.bytes": str(max_message_bytes),
+                        "segment.bytes": str(SEGMENT_BYTES), "compaction.compression.type": "uncompressed",
+                        "segment.ms": "3600000"})
+    lines = [l.strip() for l in open(DATA / "json-records.ndjson") if l.strip()]
+    pairs = [("k%05d" % i, lines[i % len(lines)]) for i in range(6000)]
+    produce(b, topic, pairs[:3000], codec="zstd", idempotent=False)
+    produce(b, topic, pairs[3000:], codec="zstd")
+    latest = dict(pairs)
+    # the records are still in the active segment: their batches as the producers wrote them
+    inputs = dumped_batches(b.segments(topic))
+    print("input batches (base, last, producer id, bytes, codec):", inputs)
+    assert max(x[3] for x in inputs) <= max_message_bytes, inputs
+    assert {x[2] == -1 for x in inputs} == {True, False}, inputs
+    tool("kafka-configs.sh", "--bootstrap-server", b.bootstrap, "--alter", "--entity-type", "topics",
+         "--entity-name", topic, "--add-config", "segment.ms=2000")
+    time.sleep(2.5)
+    produce(b, topic, [("tick", "{}")])
+    latest["tick"] = "{}"
+    wait_cleaned(b, topic, 0, timeout=600)
+
+    cleaned = dumped_batches(b.segments(topic)[:-1])
+    print("cleaned batches (base, last, producer id, bytes, codec):", cleaned)
+    split = kept = 0
+    for base, last, pid, size, codec in cleaned:
+        source = next(x for x in inputs if x[0] <= base <= x[1])
+        assert size <= max(source[3], max_message_bytes), (base, last, size, source)
+        if pid == -1:
+            assert codec == "none", (base, last, codec)
+            split += (base, last) != (source[0], source[1])
+        else:
+            # recompressed if it fits, else kept as it was
+            assert (base, last) == (source[0], source[1]), "a batch with a producer id was split"
+            assert codec == "none" or size == source[3], (base, last, size, codec, source)
+            kept += codec == "zstd"
+    assert split and kept, "split %d batches without producer id, kept %d with one" % (split, kept)
+    # a consumer with default fetch settings reads every key's latest value
+    assert consume_latest(b, topic, len(latest)) == latest
