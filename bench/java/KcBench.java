@@ -376,7 +376,7 @@ public final class KcBench {
         try {
             javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
             for (javax.management.ObjectName name : server.queryNames(
-                    new javax.management.ObjectName("kafka.compression:type=compression-provider-metrics,*"), null)) {
+                    new javax.management.ObjectName("kafka.producer:type=producer-compression-provider-metrics,*"), null)) {
                 System.out.printf("provider,%s,%.0f,%.0f%n", name.getKeyProperty("codec"),
                     ((Number) server.getAttribute(name, "compression-batches-total")).doubleValue(),
                     ((Number) server.getAttribute(name, "compression-fallbacks-total")).doubleValue());

@@ -23,7 +23,7 @@ PROVIDER_SOURCE = os.path.join(ROOT, "kafka/clients/src/test/java/org/apache/kaf
 MARKER = b"kip1121-test-provider"
 RECORDS = 3000
 TOPIC = "kip1121-gzip9"
-OBJECT_NAME = "kafka.compression:type=compression-provider-metrics,codec=gzip"
+OBJECT_NAME = "kafka.server:type=compression-provider-metrics,codec=gzip"
 
 
 def dist_dir():

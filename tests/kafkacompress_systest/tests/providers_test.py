@@ -20,7 +20,7 @@ PROVIDERS = {
                  {"compression.gzip.qat.mode": "software"}),
 }
 RECORDS = 2000
-OBJ = "kafka.compression:type=compression-provider-metrics,codec=gzip"
+OBJ = "kafka.server:type=compression-provider-metrics,codec=gzip"
 
 
 def parse_jmx(out):

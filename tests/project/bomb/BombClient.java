@@ -87,6 +87,7 @@ public class BombClient {
         props.put("bootstrap.servers", bootstrap);
         props.put("max.poll.records", "1");
         props.put("group.protocol", "classic");
+        props.put("client.id", "bomb-consumer");
         if (!provider.isEmpty())
             props.put("compression.gzip.provider", provider);
         int read = 0;
@@ -109,7 +110,7 @@ public class BombClient {
                 }
             }
             if (!provider.isEmpty()) {
-                ObjectName name = new ObjectName("kafka.compression:type=compression-provider-metrics,codec=gzip");
+                ObjectName name = new ObjectName("kafka.consumer:type=consumer-compression-provider-metrics,client-id=bomb-consumer,codec=gzip");
                 for (String attribute : new String[] {"decompression-batches-total", "decompression-fallbacks-total"})
                     System.out.println(attribute + "=" + ManagementFactory.getPlatformMBeanServer().getAttribute(name, attribute));
             }
