@@ -68,9 +68,9 @@ CP=()
 for j in "$UP"/testlibs/*.jar; do
     name="${j##*/}"
     case "$name" in
-        kafka-clients-$VERSION.jar|kafka-server-common-$VERSION.jar|kafka-storage-$VERSION.jar|kafka-server-$VERSION.jar)
+        kafka-clients-$VERSION.jar|kafka-server-common-$VERSION.jar|kafka-storage-$VERSION.jar|kafka-server-$VERSION.jar|kafka_2.13-$VERSION.jar)
             if [[ -z "${GATE_STOCK:-}" ]]; then
-                art="${name%-$VERSION.jar}"; mod="${art#kafka-}"
+                art="${name%-$VERSION.jar}"; mod="${art#kafka-}"; [[ $art == kafka_2.13 ]] && mod=core
                 CP+=("$BUILD/patched/$mod/$art-$VERSION$SUFFIX.jar")
                 continue
             fi ;;
