@@ -25,7 +25,6 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Configurable;
-import org.apache.kafka.common.compress.CompressionProviders;
 import org.apache.kafka.common.compress.CompressionService;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.record.internal.CompressionType;
@@ -237,12 +236,7 @@ public final class CompressionAdvisor {
                 if (s.type == CompressionType.NONE) {
                     r = none;
                 } else {
-                    Measurement.registerForDecompression(s);
-                    try {
-                        r = measurement.measure(s, batchSize, none.compressedBytes);
-                    } finally {
-                        CompressionProviders.clearProcessWide();
-                    }
+                    r = measurement.measure(s, batchSize, none.compressedBytes);
                 }
                 results.add(r);
             }
