@@ -35,10 +35,14 @@ PACKAGES=(
     org.apache.kafka.clients.producer.internals
 )
 # Test classes of the code the series changes that upstream keeps in another
-# module's package (the Scala log cleaner tests exercise storage's Cleaner).
+# module's package (the Scala log cleaner tests exercise storage's Cleaner), and
+# of the Scala code the series changes in core (the broker's request handlers
+# and LogManager, patch 0010), which the package scan of Java files misses.
 CLASSES=(
     kafka.log.LogCleanerTest
     kafka.log.LogCleanerParameterizedIntegrationTest
+    kafka.log.LogManagerTest
+    kafka.server.KafkaRequestHandlerTest
 )
 if [[ $# -gt 0 ]]; then
     PACKAGES=()
