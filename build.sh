@@ -22,7 +22,7 @@ DIST_NAME="kafka_${SCALA_VERSION}-${DIST_VERSION}"
 DIST="$BUILD/dist/$DIST_NAME"
 
 # upstream artifact -> folder under kafka/ (upstream's repository layout)
-MODULES=(kafka-clients:clients kafka-server-common:server-common kafka-storage:storage kafka-server:server)
+MODULES=(kafka-clients:clients kafka-server-common:server-common kafka-storage:storage kafka-server:server kafka_2.13:core)
 
 log() { printf '[build.sh] %s\n' "$*" >&2; }
 die() { printf '[build.sh] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -301,7 +301,7 @@ series_patches() {
 
 series_stamp() {
     {
-        cat "$LOCK"
+        upstream_tree_stamp
         local p
         for p in $(series_patches); do
             [[ -f "$PATCHES/$p" ]] || die "patches/series names $p, which is not in patches/"
@@ -317,21 +317,26 @@ series_patch_ids() {
     for p in $(series_patches); do git patch-id --stable < "$PATCHES/$p" | awk '{print $1}'; done
 }
 
+# what the pristine commit is made of: the verified artifacts and the modules unpacked from them
+upstream_tree_stamp() { { cat "$LOCK"; echo "${MODULES[*]}"; } | sha256sum | cut -c1-16; }
+
 materialize() {
     local stamp
     stamp="$(series_stamp)"
     if [[ -d "$TREE/.git" ]]; then
         [[ -f "$TREE/.git/kc-stamp" && "$(cat "$TREE/.git/kc-stamp")" == "$stamp" ]] && return 0
         # kafka/ is out of date with patches/. Rebuild it, unless that would lose work.
-        if [[ -z "$(git -C "$TREE" status --porcelain)" ]] && [[ "$(tree_patch_ids)" == "$(series_patch_ids)" ]]; then
+        if [[ -z "$(git -C "$TREE" status --porcelain)" ]] && [[ "$(tree_patch_ids)" == "$(series_patch_ids)" ]] \
+                && [[ "$(cat "$TREE/.git/kc-upstream" 2>/dev/null)" == "$(upstream_tree_stamp)" ]]; then
             # the maintainer exported kafka/'s commits with git format-patch: nothing to do
             echo "$stamp" > "$TREE/.git/kc-stamp"
             git -C "$TREE" rev-parse HEAD > "$TREE/.git/kc-head"
             log "kafka/ already holds the series (patch ids match)"
             return 0
         fi
-        if [[ -n "$(git -C "$TREE" status --porcelain)" ]] || \
-           [[ "$(git -C "$TREE" rev-parse HEAD)" != "$(cat "$TREE/.git/kc-head" 2>/dev/null)" ]]; then
+        # (a tree whose work is all in patches/ is rebuilt when the pristine commit changes)
+        if [[ -n "$(git -C "$TREE" status --porcelain)" ]] || { [[ "$(tree_patch_ids)" != "$(series_patch_ids)" ]] && \
+           [[ "$(git -C "$TREE" rev-parse HEAD)" != "$(cat "$TREE/.git/kc-head" 2>/dev/null)" ]]; }; then
             die "kafka/ has changes or commits that are not in patches/. Export them first
     (cd kafka && git format-patch -o ../patches upstream..HEAD, then list them in patches/series),
     or discard them with: rm -rf kafka"
@@ -365,14 +370,15 @@ materialize() {
     rm -rf "$TREE"
     mv "$tmp" "$TREE"
     git -C "$TREE" rev-parse HEAD > "$TREE/.git/kc-head"
+    upstream_tree_stamp > "$TREE/.git/kc-upstream"
     apply_series
     echo "$stamp" > "$TREE/.git/kc-stamp"
     log "kafka/ materialized with $(series_patches | wc -l) patches in $(elapsed "$t0")"
 }
 
 # unpack_sources JAR MODULE_DIR main|test: .java files to src/<kind>/java (generated
-# message classes to src/generated/java, where upstream's build writes them), the
-# rest to src/<kind>/resources.
+# message classes to src/generated/java, where upstream's build writes them), .scala
+# files and their package.html to src/<kind>/scala (core), the rest to src/<kind>/resources.
 unpack_sources() {
     local jar="$1" dir="$2" kind="$3" x="$2/.x" gen
     gen="$dir/src/$kind/java"
@@ -385,6 +391,11 @@ unpack_sources() {
             | xargs -0 -r cp --parents -t "$dir/src/$kind/java" || true
         find . -name '*.java' -print0 | xargs -0 -r grep -l -Z 'THIS CODE IS AUTOMATICALLY GENERATED' \
             | xargs -0 -r cp --parents -t "$gen" || true
+        if [[ -n "$(find . -name '*.scala' -print -quit)" ]]; then
+            mkdir -p "$dir/src/$kind/scala"
+            find . \( -name '*.scala' -o -name package.html \) -print0 | xargs -0 -r cp --parents -t "$dir/src/$kind/scala"
+            find . \( -name '*.scala' -o -name package.html \) -delete
+        fi
         if [[ -n "$(find . -type f ! -name '*.java' -print -quit)" ]]; then
             mkdir -p "$dir/src/$kind/resources"
             find . -type f ! -name '*.java' -print0 | xargs -0 -r cp --parents -t "$dir/src/$kind/resources"
@@ -466,7 +477,7 @@ compile() {
 }
 
 reactor_modules() {
-    local mods="patched/clients,patched/server-common,patched/storage,patched/server" d
+    local mods="patched/clients,patched/server-common,patched/storage,patched/server,patched/core" d
     for d in "$ROOT"/providers/*/pom.xml; do
         [[ -f "$d" ]] || continue
         d="${d%/pom.xml}"

@@ -30,7 +30,7 @@ COMMIT_ID = pom_prop("kafka.commitId")
 DIST = BUILD / "dist" / ("kafka_%s-%s" % (pom_prop("kafka.scala.version"), DIST_VERSION))
 STOCK_CP = str(UPSTREAM / "libs" / "*")
 PATCHED = {"kafka-clients": "clients", "kafka-server-common": "server-common",
-           "kafka-storage": "storage", "kafka-server": "server"}
+           "kafka-storage": "storage", "kafka-server": "server", "kafka_2.13": "core"}
 
 
 def pytest_configure(config):

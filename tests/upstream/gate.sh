@@ -35,10 +35,14 @@ PACKAGES=(
     org.apache.kafka.clients.producer.internals
 )
 # Test classes of the code the series changes that upstream keeps in another
-# module's package (the Scala log cleaner tests exercise storage's Cleaner).
+# module's package (the Scala log cleaner tests exercise storage's Cleaner), and
+# of the Scala code the series changes in core (the broker's request handlers
+# and LogManager, patch 0010), which the package scan of Java files misses.
 CLASSES=(
     kafka.log.LogCleanerTest
     kafka.log.LogCleanerParameterizedIntegrationTest
+    kafka.log.LogManagerTest
+    kafka.server.KafkaRequestHandlerTest
 )
 if [[ $# -gt 0 ]]; then
     PACKAGES=()
@@ -68,9 +72,9 @@ CP=()
 for j in "$UP"/testlibs/*.jar; do
     name="${j##*/}"
     case "$name" in
-        kafka-clients-$VERSION.jar|kafka-server-common-$VERSION.jar|kafka-storage-$VERSION.jar|kafka-server-$VERSION.jar)
+        kafka-clients-$VERSION.jar|kafka-server-common-$VERSION.jar|kafka-storage-$VERSION.jar|kafka-server-$VERSION.jar|kafka_2.13-$VERSION.jar)
             if [[ -z "${GATE_STOCK:-}" ]]; then
-                art="${name%-$VERSION.jar}"; mod="${art#kafka-}"
+                art="${name%-$VERSION.jar}"; mod="${art#kafka-}"; [[ $art == kafka_2.13 ]] && mod=core
                 CP+=("$BUILD/patched/$mod/$art-$VERSION$SUFFIX.jar")
                 continue
             fi ;;

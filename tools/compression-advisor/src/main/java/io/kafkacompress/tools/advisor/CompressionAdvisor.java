@@ -28,7 +28,6 @@ import org.apache.kafka.common.Configurable;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.compress.CompressionProviders;
 import org.apache.kafka.common.compress.CompressionService;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.record.internal.CompressionType;
@@ -355,12 +354,7 @@ public final class CompressionAdvisor {
             if (s.type == CompressionType.NONE) {
                 r = none;
             } else {
-                Measurement.registerForDecompression(s);
-                try {
-                    r = measurement.measure(s, batchSize, none.compressedBytes, real);
-                } finally {
-                    CompressionProviders.clearProcessWide();
-                }
+                r = measurement.measure(s, batchSize, none.compressedBytes, real);
             }
             results.add(r);
         }

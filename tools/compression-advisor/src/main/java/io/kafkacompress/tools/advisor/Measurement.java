@@ -185,7 +185,7 @@ final class Measurement {
     private final int repeats;
     private final long warmupBytes;
     private final Progress progress;
-    private final BufferSupplier bufferSupplier = BufferSupplier.create();
+    private BufferSupplier bufferSupplier = BufferSupplier.create();
     private boolean timing;     // progress counts the timed passes
     /** At the topic's batch size, at most this many records a batch too (the p90 of its batches'). */
     int realMaxRecords = Integer.MAX_VALUE;
@@ -243,6 +243,9 @@ final class Measurement {
     Result measure(Setting setting, int batchSize, long uncompressedBytes, boolean real) {
         Result r = new Result(setting, batchSize, real);
         Compression compression = setting.compression();
+        // read back as a consumer configured with the setting's provider does: through its fetcher's buffer supplier
+        bufferSupplier = setting.provider == null ? BufferSupplier.create()
+            : CompressionProviders.ProviderSet.of(Map.of(setting.type, setting.provider)).bufferSupplier();
         // the producer keeps one estimate per topic and codec; one "topic" per setting here
         String estimatorKey = "kafka-compression-advisor/" + setting.label() + "/" + batchSize + (real ? "/real" : "");
         CompressionRatioEstimator.resetEstimation(estimatorKey);
@@ -469,10 +472,4 @@ final class Measurement {
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
     }
 
-    /** Register {@code setting}'s provider process-wide for decompression, as a consumer configured with it does. */
-    static void registerForDecompression(Setting setting) {
-        CompressionProviders.clearProcessWide();
-        if (setting.providerClass != null)
-            CompressionProviders.configureProcessWide(Map.of("compression." + setting.codec() + ".provider", setting.providerClass));
-    }
 }
