@@ -25,7 +25,7 @@ OBJ = "kafka.server:type=compression-provider-metrics,codec=gzip"
 
 def parse_jmx(out):
     """JmxTool --report-format properties output ("<object name>:<attribute>=<value>" lines) -> {attribute: value}."""
-    return dict(re.findall(r"^kafka\.compression:.*?codec=\w+:([A-Za-z-]+)=(.*)$", out, re.M))
+    return dict(re.findall(r"^kafka\.server:type=compression-provider-metrics,.*?codec=\w+:([A-Za-z-]+)=(.*)$", out, re.M))
 
 
 class ProvidersTest(Test):
