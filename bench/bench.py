@@ -193,6 +193,10 @@ def main():
         if "3" in only:
             cfg.payload_1k = make_sliced_payload(os.path.join(WORK, "json-1k.ndjson"), 1024)
             t3, _ = t3_sla.run(cfg, brokers, impls)
+            try:
+                t3_sla.fixed_pairs(cfg, brokers, impls, t1_codecs.STATE["samples"].get(("json-records", "gzip", 6, "1m")))
+            except Exception as e:  # noqa: BLE001 - the report says the pairs are missing
+                progress(f"T3 fixed-rate pairs: FAILED {first_line(e)}")
         if "4" in only:
             t4 = t4_broker.run(cfg, brokers, impls)
         if brokers:

@@ -18,15 +18,15 @@ MIN_PAIRS = 3          # fewer pairs than this: no verdict at all
 STABLE_WITHIN = 0.03   # leaving out the last pair moves the median by at most this much: "stable"
 
 
-def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", timeout=900):
+def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", timeout=900, rate=None):
     """One producer run: warmup_s seconds of warm-up (discarded), then `seconds` measured; returns records/s, latency,
     CPU ms per MB (10^6 B of records) of producer and broker in the measured window, and bytes on disk per byte
-    of records sent (warm-up included: the topic holds both)."""
+    of records sent (warm-up included: the topic holds both). rate: records/s, paced (default: unthrottled)."""
     props = dict(props)
     props.update(broker.impl.provider_props())
     kvs = ",".join(f"{k}={v}" for k, v in props.items())
     cmd, env = broker.impl.cmd("run", ["KcBench", "throughput", broker.bootstrap, topic, kvs, payload, str(warmup_s),
-                                       str(seconds)], extra_jvm=extra_jvm)
+                                       str(seconds)] + ([str(rate)] if rate else []), extra_jvm=extra_jvm)
     st = {}
 
     def sample():
@@ -146,7 +146,7 @@ def run_pairs(label, impls, brokers, n_pairs, one_run, done_counter=None):
     return samples
 
 
-def summarize(samples, keys=("records_s", "producer_ms_per_mb", "broker_ms_per_mb", "p99_ms", "avg_ms",
+def summarize(samples, keys=("records_s", "producer_ms_per_mb", "broker_ms_per_mb", "p50_ms", "p99_ms", "avg_ms",
                              "disk_bytes", "size_ratio", "window_s", "mb", "records", "provider_batches",
                              "provider_fallbacks")):
     ok = [s for s in samples if s]

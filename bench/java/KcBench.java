@@ -39,9 +39,10 @@ import java.util.zip.GZIPOutputStream;
  *     16 KiB BufferedOutputStream, as Kafka 4.3.1 does). PROVIDERS is a comma list of
  *     "builtin" and CompressionService class names (called by reflection, so this file
  *     compiles against stock jars). Prints one CSV line per cell.
- * throughput BOOTSTRAP TOPIC PROPS FILE WARMUP_SECONDS SECONDS
+ * throughput BOOTSTRAP TOPIC PROPS FILE WARMUP_SECONDS SECONDS [RATE]
  *     Tables 1 and 4 and the calibration row: one producer sends FILE's lines one after another,
- *     cycling, unthrottled, as ProducerPerformance does (one send per record with a callback).
+ *     cycling, unthrottled, as ProducerPerformance does (one send per record with a callback);
+ *     with RATE (records/s, table 3's fixed-rate pairs) paced at that rate, warm-up included.
  *     For WARMUP_SECONDS it warms up; those records are flushed, "steady,records,bytes,seconds"
  *     is printed and the producer pauses 300 ms so the driver can read the CPU counters of this
  *     JVM and of the broker in /proc at a quiet moment; then it sends for SECONDS, flushes and
@@ -305,6 +306,13 @@ public final class KcBench {
             sum / Math.max(sent, 1) / 1e6};
     }
 
+    /** With rate > 0: waits until record number {@code sent} is due, {@code rate} records/s after {@code start}. */
+    static void pace(long start, long sent, double rate) {
+        while (rate > 0 && (System.nanoTime() - start) / 1e9 * rate < sent) {
+            java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+        }
+    }
+
     static List<byte[]> values(String file) throws IOException {
         List<byte[]> values = new ArrayList<>();
         for (String line : Files.readAllLines(Paths.get(file), StandardCharsets.UTF_8)) {
@@ -319,6 +327,7 @@ public final class KcBench {
         List<byte[]> values = values(args[4]);
         double warmupSeconds = Double.parseDouble(args[5]);
         double seconds = Double.parseDouble(args[6]);
+        double rate = args.length > 7 ? Double.parseDouble(args[7]) : 0;
         final int cap = 8_000_000;          // latency samples (microseconds); the window ends early when full
         final int[] lat = new int[cap];
         final java.util.concurrent.atomic.AtomicReference<Exception> error = new java.util.concurrent.atomic.AtomicReference<>();
@@ -329,6 +338,7 @@ public final class KcBench {
             long t0 = System.nanoTime();
             long end = t0 + (long) (warmupSeconds * 1e9);
             while ((warmRecords & 255) != 0 || System.nanoTime() < end) {
+                pace(t0, warmRecords, rate);
                 byte[] v = values.get(next);
                 next = (next + 1) % values.size();
                 producer.send(new ProducerRecord<>(topic, v), (md, e) -> {
@@ -346,6 +356,7 @@ public final class KcBench {
             long start = System.nanoTime();
             end = start + (long) (seconds * 1e9);
             while (n < cap && ((n & 255) != 0 || System.nanoTime() < end)) {
+                pace(start, n, rate);
                 byte[] v = values.get(next);
                 next = (next + 1) % values.size();
                 bytes += v.length;

@@ -1,14 +1,21 @@
 """Table 3, KIP-1121 throughput at a p99 SLA: a fixed-rate producer (KcBench sla, one JVM for all rate steps)
-searches the highest rate whose p99 meets the SLA; plus the p99 of every implementation at one fixed rate."""
+searches the highest rate whose p99 meets the SLA; plus the p99 of every implementation at one fixed rate, and
+interleaved fixed-rate pairs at the producer settings of issue 16 (gzip-6, 1 MiB batches, linger.ms=100)."""
 
 import os
 import time
 
 from benchlib.brokers import run_stream
-from benchlib.common import LOGS, fmt_int, md_table, median, progress, write_csv
-from benchlib.runs import compare, fmt_band, fmt_cmp
+from benchlib.common import JSON, LOGS, fmt_int, md_table, median, progress, write_csv
+from benchlib.runs import compare, fmt_band, fmt_cmp, produce, ratios, run_pairs
+from benchlib.runs import summarize as summarize_samples
 
 FIXED_FRACTION = 0.5    # the fixed-rate step: half of stock gzip's unthrottled rate, the same rate for everyone
+# issue 16: a provider must not cost latency at a rate both implementations sustain; its settings and rate
+PAIRS_PROPS = {"batch.size": "1048576", "linger.ms": "100", "acks": "1", "compression.type": "gzip",
+               "compression.gzip.level": "6"}
+PAIRS_RATE = 30_000     # records/s of json-records, or half the slowest implementation's table 1 rate if lower
+PAIRS = {}              # the fixed-rate pairs' result (fixed_pairs()), read by markdown() and the report's targets
 
 
 def variants(impls):
@@ -136,6 +143,67 @@ def run(cfg, brokers, impls):
     return rows, steps_rows
 
 
+def pairs_rate(t1_samples):
+    """PAIRS_RATE, or half the slowest implementation's unthrottled gzip-6 rate in table 1 if that is lower."""
+    rates = [median([x["records_s"] for x in ss if x]) for ss in (t1_samples or {}).values() if any(ss)]
+    return min([PAIRS_RATE] + [0.5 * r for r in rates])
+
+
+def fixed_pairs(cfg, brokers, impls, t1_samples):
+    """Interleaved pairs at one fixed rate: stock, patched (the built-in codec) and each provider, fresh producer
+    JVMs, warm-up discarded; p99 compared with the built-in codec's as the median of per-pair ratios."""
+    ok = [i for i in impls if i.status == "ok" and i.name in brokers]
+    if not any(i.name == "patched" for i in ok):
+        return
+    rate = round(pairs_rate(t1_samples))
+    progress(f"T3 fixed-rate pairs: {rate:,} rec/s, gzip-6, 1 MiB / 100 ms, {cfg.pairs} pairs")
+
+    def one(impl, broker, p):
+        return produce(broker, f"t3f_{p}", cfg.warmup_s, cfg.measure_s, PAIRS_PROPS, JSON, rate=rate)
+    samples = run_pairs("T3 fixed rate", ok, brokers, cfg.pairs, one)
+    rows = []
+    for impl in impls:
+        s = summarize_samples(samples.get(impl.name, []))
+        if not s:
+            rows.append({"impl": impl.name, "status": impl.status if impl.status != "ok" else "failed"})
+            continue
+        row = dict(s, impl=impl.name, status="ok", rate=rate)
+        for base in ("patched", "stock"):
+            if impl.name != base and base in samples:
+                row[f"cmp_p99_vs_{base}"] = compare(ratios(samples[base], samples[impl.name], "p99_ms"))
+                row[f"cmp_cpu_vs_{base}"] = compare(ratios(samples[base], samples[impl.name], "producer_ms_per_mb"))
+        rows.append(row)
+    PAIRS.update(rate=rate, rows=rows, pairs=cfg.pairs)
+    write_csv("table3_fixed_rate_pairs.csv", [{k: v for k, v in r.items() if not k.startswith("cmp_")} for r in rows])
+
+
+def pairs_row(impl):
+    return next((r for r in PAIRS.get("rows", []) if r["impl"] == impl and r.get("status") == "ok"), None)
+
+
+def pairs_markdown():
+    if not PAIRS:
+        return "_fixed-rate pairs not run_\n"
+    L = [f"### Fixed rate at issue 16's producer settings\n",
+         f"{fmt_int(PAIRS['rate'])} records/s of json-records (paced from the first record: below every "
+         f"implementation's table 1 rate, so latency shows the cost of compressing, not a queue), gzip-6, "
+         f"`batch.size=1048576`, `linger.ms=100`, `acks=1`; {PAIRS['pairs']} interleaved pairs of fresh producer "
+         f"JVMs, warm-up discarded. Ratios: median of per-pair ratios [min-max]; patched gzip (no provider) against "
+         f"stock is this comparison's calibration. CSV: `table3_fixed_rate_pairs.csv`.\n"]
+    trs = []
+    for r in PAIRS["rows"]:
+        if r.get("status") != "ok":
+            trs.append([r["impl"], r["status"]] + [""] * 5)
+            continue
+        trs.append([r["impl"], fmt_int(r["records_s"]), f"{r['p50_ms']:.1f}" if r.get("p50_ms") else "",
+                    f"{r['p99_ms']:.1f}", f"{r['producer_ms_per_mb']:.1f}",
+                    fmt_cmp(r.get("cmp_p99_vs_stock"), False, words=("lower", "higher")),
+                    fmt_cmp(r.get("cmp_p99_vs_patched"), False, words=("lower", "higher"))])
+    L.append(md_table(["impl", "achieved rec/s", "p50 ms", "p99 ms", "producer CPU ms/MB", "p99 vs stock gzip",
+                       "p99 vs patched gzip (built-in)"], trs) + "\n")
+    return "\n".join(L)
+
+
 def summarize(runs):
     """Per implementation/codec: medians over the runs; vs stock gzip as the median of per-run ratios."""
     keys = []
@@ -229,6 +297,7 @@ def markdown(cfg, rows, chart_files):
                       trs) + "\n")
     L.append(f"Calibration of this table: {self_calibration(rows)[1]}.\n")
     L.append("Seeds (KIP-1121, at a 20 ms p99 SLA): QAT-deflate 5.93x gzip, zlib-ng 1.41x, zstd 3.97x.\n")
+    L.append(pairs_markdown())
     if "throughput_at_sla.png" in chart_files:
         L.append("![throughput at SLA](throughput_at_sla.png)\n")
     return "\n".join(L)
