@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from conftest import DIST, ROOT, require_dist, run
+from conftest import DATA, DIST, ROOT, require_dist, run, tool
 
 PROVIDER = "io.kafkacompress.nativegzip.NativeGzipCompressionService"
 MB = 1000 * 1000
@@ -112,3 +112,30 @@ def test_bombs_are_stored_as_by_a_stock_broker(broker_factory, client, tmp_path)
         batches = float(re.search(r"decompression-batches-total=([\d.]+)", out).group(1))
         assert batches >= 1, "the consumer did not decompress through its provider: " + out
         assert float(re.search(r"decompression-fallbacks-total=([\d.]+)", out).group(1)) == 0, out
+
+
+def test_many_batches_of_varied_sizes_keep_the_heap_bounded(broker_factory, tmp_path):
+    """Ordinary traffic, not a bomb: some 1,500 gzip batches of json-records, each of a different uncompressed size
+    (under native-gzip's 1 MiB whole-member limit, so it inflates each in one call into a buffer it borrows through
+    the framework), against a -Xmx256m broker. A request handler's BufferSupplier keeps a buffer of every capacity
+    it is given back, so lending each batch's exact size made a -Xmx1g broker run out of heap in the benchmark; the
+    framework lends power-of-two capacities instead."""
+    gc_log = tmp_path / "varied-gc-%p.log"
+    b = broker_factory("varied", heap="-Xmx256m",
+                       jvm_opts=["-XX:+ExitOnOutOfMemoryError", "-Xlog:gc:file=%s" % gc_log],
+                       extra_props={"compression.gzip.provider": PROVIDER, "compression.gzip.provider.required": "true"})
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", "varied")
+    records = 1_000_000
+    p = tool("kafka-producer-perf-test.sh", "--topic", "varied", "--num-records", str(records), "--throughput", "-1",
+             "--payload-file", str(DATA / "json-records.ndjson"),
+             "--producer-props", "bootstrap.servers=" + b.bootstrap, "compression.type=gzip", "acks=1",
+             "batch.size=65536", "linger.ms=5", timeout=900)
+    assert "%d records sent" % records in p.stdout, p.stdout[-2000:]
+    assert b.proc.poll() is None, "the broker died:\n" + b.output()[-4000:]
+    assert "OutOfMemoryError" not in b.output()
+    dump = run([str(DIST / "bin" / "kafka-dump-log.sh"), "--files", ",".join(str(s) for s in b.segments("varied"))]).stdout
+    sizes = re.findall(r"count: (\d+)", dump)
+    heap = peak_heap_mb(glob.glob(str(tmp_path / "varied-gc-*.log")))
+    say("%d batches (%d distinct record counts) through %s at -Xmx256m; peak heap in use %d MB, after a collection %d MB"
+        % (len(sizes), len(set(sizes)), PROVIDER, heap[0], heap[1]))
+    assert len(set(sizes)) >= 100, "too few distinct batch sizes to prove anything: %d" % len(set(sizes))
