@@ -97,14 +97,18 @@ def run_stream(cmd, env, log, on_line, timeout=3600, on_start=None):
     with open(log, "a") as f:
         f.write("\n$ " + " ".join(cmd) + "\n")
         p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if on_start:
-            on_start(p)
-        for line in p.stdout:
-            f.write(line)
-            out.append(line)
-            on_line(line.rstrip("\n"))
-            if time.time() > deadline:
-                p.kill()
+        try:
+            if on_start:
+                on_start(p)
+            for line in p.stdout:
+                f.write(line)
+                out.append(line)
+                on_line(line.rstrip("\n"))
+                if time.time() > deadline:
+                    p.kill()
+        except BaseException:
+            p.kill()    # the bench was interrupted: no producer left running behind it
+            raise
         rc = p.wait()
     if rc != 0:
         raise RuntimeError(f"command failed ({rc}), see {log}\n" + "".join(out[-20:]))
