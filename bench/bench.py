@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from benchlib import charts, report  # noqa: E402
 from benchlib.brokers import Broker, Impl, run  # noqa: E402
-from benchlib.common import (DIST, JSON, JSON_LARGE, LOGS, OUT, PROVIDERS, SPI_CLASS, WORK, data_info,  # noqa: E402
+from benchlib.common import (DATA_ROOT, DIST, JSON, JSON_LARGE, LOGS, OUT, PROVIDERS, SPI_CLASS, WORK, data_info,  # noqa: E402
                              first_line, jar_has, machine_info, make_sliced_payload, progress)
 from benchlib.jfr import compressing_share, jfr_profile  # noqa: E402
 from benchlib.noise import NOISE  # noqa: E402
@@ -161,9 +161,9 @@ def main():
     only = set(cfg.only.split(","))
     settings(cfg)
 
-    for d in (WORK, LOGS):
+    for d in (WORK, LOGS, DATA_ROOT):
         shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
+        os.makedirs(d, exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     info = machine_info()
     datasets = [data_info(JSON), data_info(JSON_LARGE)]

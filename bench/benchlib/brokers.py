@@ -10,8 +10,8 @@ import subprocess
 import time
 import uuid
 
-from benchlib.common import (BROKER_HEAP, CLASSES, CLK_TCK, DIST, JVM_PERF, LOGS, TOOL_HEAP, UPSTREAM, WORK, free_port,
-                             java_tool)
+from benchlib.common import (BROKER_HEAP, CLASSES, CLK_TCK, DATA_ROOT, DIST, JVM_PERF, LOGS, TOOL_HEAP, UPSTREAM, WORK,
+                             free_port, java_tool)
 
 
 def proc_cpu_seconds(pid):
@@ -134,7 +134,8 @@ class Broker:
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         self.logdir = os.path.join(self.dir, "logs")
-        self.datadir = os.path.join(self.dir, "data")
+        self.datadir = os.path.join(DATA_ROOT, self.tag, "data")
+        shutil.rmtree(self.datadir, ignore_errors=True)
         props = {
             "process.roles": "broker,controller", "node.id": "1",
             "controller.quorum.voters": f"1@127.0.0.1:{self.cport}",
@@ -191,6 +192,18 @@ class Broker:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+        if DATA_ROOT != WORK and getattr(self, "datadir", None):
+            shutil.rmtree(self.datadir, ignore_errors=True)     # tmpfs is memory: give it back
+
+    def wait_for_room(self, need=4 * 1024 ** 3, timeout=30):
+        """Before a run: the deleted topics' files go file.delete.delay.ms after the delete; on tmpfs a run must not
+        start while they still take the room it needs."""
+        deadline = time.time() + timeout
+        while True:
+            st = os.statvfs(self.datadir)
+            if st.f_bavail * st.f_frsize >= need or time.time() > deadline:
+                return
+            time.sleep(1)
 
     def cpu_seconds(self):
         return proc_cpu_seconds(self.proc.pid)

@@ -4,8 +4,8 @@ import datetime
 import os
 import time
 
-from benchlib.common import (BROKER_HEAP, DIST, DIST_VERSION, JVM_PERF, OUT, T0, TOOL_HEAP, VERSION, fmt_int,
-                             level_label, md_table)
+from benchlib.common import (BROKER_HEAP, DATA_ROOT, DIST, DIST_VERSION, JVM_PERF, OUT, T0, TOOL_HEAP, VERSION, WORK,
+                             fmt_int, level_label, md_table)
 from benchlib.jfr import profile_markdown
 from benchlib.noise import NOISE
 from benchlib.runs import MIN_PAIRS, fmt_band, verdict
@@ -135,7 +135,10 @@ def machine_markdown(cfg, info, datasets, impls):
                                    f"client jars (`kafka-run-class.sh`)"],
              ["JVM flags (both)", f"broker `{BROKER_HEAP}`, tools `{TOOL_HEAP}`, `{JVM_PERF}`"],
              ["broker", "single-node KRaft (broker+controller), one partition per topic, log4j2.yaml of the "
-                        "distribution, every broker up for the whole run, same host as the producer"],
+                        "distribution, every broker up for the whole run, same host as the producer; log dirs "
+                        + (f"on tmpfs (`{DATA_ROOT}`: no disk writeback in the figures)" if DATA_ROOT != WORK
+                           else f"on disk (`{DATA_ROOT}`; /dev/shm had too little room)")
+                        + ", each measured topic deleted once its size is read"],
              ["run length", f"tables 1, 4 and calibration: each run {cfg.warmup_s} s warm-up (discarded) then "
                             f"{cfg.measure_s} s measured, in a fresh producer JVM; each broker had a "
                             f"{cfg.broker_warmup_s} s warm-up before the first figure; {cfg.pairs} pairs per row, "
