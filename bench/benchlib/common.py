@@ -21,8 +21,7 @@ DIST_VERSION = os.environ.get("KC_DIST_VERSION", VERSION + "-compress.1")
 OUT = os.path.join(BUILD, "bench")
 WORK = os.path.join(OUT, "work")
 LOGS = os.path.join(OUT, "logs")
-# The brokers' log dirs: on tmpfs when there is room (no disk writeback deciding a run's speed: compression.type=none
-# at 300 MB/s otherwise ran at two speeds, depending on the dirty pages left by the run before), else under WORK.
+# The brokers' log dirs: on tmpfs when there is room (no figure depends on the disk), else under WORK.
 # KC_BENCH_DATA=<dir> chooses. Each measured topic is deleted once its size is read, so tmpfs holds about two runs.
 TMPFS_MIN_FREE = 12 * 1024 ** 3
 
