@@ -23,6 +23,7 @@ from benchlib.brokers import Broker, Impl, run  # noqa: E402
 from benchlib.common import (DATA_ROOT, DIST, JSON, JSON_LARGE, LOGS, OUT, PROVIDERS, SPI_CLASS, WORK, data_info,  # noqa: E402
                              first_line, jar_has, machine_info, make_sliced_payload, progress)
 from benchlib.jfr import compressing_share, jfr_profile  # noqa: E402
+from benchlib.memory import MEMORY  # noqa: E402
 from benchlib.noise import NOISE  # noqa: E402
 from benchlib.runs import produce  # noqa: E402
 from tables import calibration, t1_codecs, t2_gzip_stream, t3_sla, t4_broker, t5_codec  # noqa: E402
@@ -212,6 +213,7 @@ def main():
     finally:
         for b in brokers.values():
             b.stop()
+        MEMORY.close()
     if "2" in only:
         t2 = t2_gzip_stream.run(cfg, impls)
     files = charts.charts(t1, t3, t2)

@@ -12,6 +12,7 @@ import uuid
 
 from benchlib.common import (BROKER_HEAP, CLASSES, CLK_TCK, DATA_ROOT, DIST, JVM_PERF, LOGS, TOOL_HEAP, UPSTREAM, WORK,
                              free_port, java_tool, progress)
+from benchlib.memory import MEMORY
 
 
 def proc_cpu_seconds(pid):
@@ -196,14 +197,17 @@ class Broker:
             shutil.rmtree(self.datadir, ignore_errors=True)     # tmpfs is memory: give it back
 
     def wait_for_room(self, need=4 * 1024 ** 3, timeout=30):
-        """Before a run: the deleted topics' files go file.delete.delay.ms after the delete; on tmpfs a run must not
-        start while they still take the room it needs."""
+        """Before a run: the deleted topics' files go file.delete.delay.ms after the delete (the broker's first
+        deletion pass runs 30 s after it starts). Wait until they are gone, so that the memory they free is not
+        handed to the measured run, and on tmpfs until the run has the room it needs; then fill free memory with
+        page cache (memory.py)."""
         deadline = time.time() + timeout
-        while True:
+        while time.time() < deadline:
             st = os.statvfs(self.datadir)
-            if st.f_bavail * st.f_frsize >= need or time.time() > deadline:
-                return
-            time.sleep(1)
+            if st.f_bavail * st.f_frsize >= need and not glob.glob(os.path.join(self.datadir, "*-delete")):
+                break
+            time.sleep(0.5)
+        MEMORY.settle()
 
     def cpu_seconds(self):
         return proc_cpu_seconds(self.proc.pid)

@@ -22,13 +22,13 @@ OUT = os.path.join(BUILD, "bench")
 WORK = os.path.join(OUT, "work")
 LOGS = os.path.join(OUT, "logs")
 # The brokers' log dirs: on tmpfs when there is room (no figure depends on the disk), else under WORK.
-# KC_BENCH_DATA=<dir> chooses. Each measured topic is deleted once its size is read, so tmpfs holds about two runs.
+# KC_BENCH_LOG_DIRS=<dir> chooses. Each measured topic is deleted once its size is read, so tmpfs holds about two runs.
 TMPFS_MIN_FREE = 12 * 1024 ** 3
 
 
 def data_root():
-    if os.environ.get("KC_BENCH_DATA"):
-        return os.environ["KC_BENCH_DATA"]
+    if os.environ.get("KC_BENCH_LOG_DIRS"):
+        return os.environ["KC_BENCH_LOG_DIRS"]
     try:
         st = os.statvfs("/dev/shm")
         if st.f_bavail * st.f_frsize >= TMPFS_MIN_FREE:

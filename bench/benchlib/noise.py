@@ -1,7 +1,7 @@
 """How busy the machine was while we measured: load average, steal time and the CPU other processes used.
 
 A shared 2-core machine is the normal case here; these figures are what the report gives as the reason when the
-calibration row (stock vs patched with `none`, identical code paths) does not show 1.00 within its band."""
+calibration gate (stock vs patched gzip-6, identical code paths) does not show 1.00 within its band."""
 
 import os
 import statistics

@@ -7,6 +7,7 @@ import time
 from benchlib.common import (BROKER_HEAP, DATA_ROOT, DIST, DIST_VERSION, JVM_PERF, OUT, T0, TOOL_HEAP, VERSION, WORK,
                              fmt_int, level_label, md_table)
 from benchlib.jfr import profile_markdown
+from benchlib.memory import MEMORY
 from benchlib.noise import NOISE
 from benchlib.runs import MIN_PAIRS, fmt_band, verdict
 from tables import calibration, t1_codecs, t2_gzip_stream, t3_sla, t4_broker, t5_codec
@@ -54,7 +55,7 @@ def evaluate_targets(t1, t3, extra, limits):
     cal = calibration.STATE["result"] or calibration.evaluate()
     for key, label, _ in calibration.METRICS:
         c = cal[key]["cmp"]
-        out.append([f"calibration: `none` patched/stock {label} shows 1.00 within its band",
+        out.append([f"calibration: `{calibration.GATE}` patched/stock {label} shows 1.00 within its band",
                     "pass" if cal[key]["ok"] else ("not evaluated" if not c else "miss"), describe(c), ""])
     providers = sorted({r["impl"] for r in t1 if r["impl"].startswith("patched+")})
     for impl in providers:
@@ -129,6 +130,7 @@ def machine_markdown(cfg, info, datasets, impls):
              ["OS / kernel", f"{info['os']}"], ["JDK", info["jdk"]],
              ["load average at start", info["load_at_start"]],
              ["while measuring", NOISE.describe(info["cores"])],
+             ["memory", MEMORY.describe()],
              ["stock", f"Apache Kafka {VERSION} release jars (`build/upstream/libs/`), `kafka.Kafka`; producer "
                        f"`bench/java/KcBench.java` on the stock client jars"],
              ["this distribution", f"`build/dist/{os.path.basename(DIST)}` bin/ scripts; the same harness on its "
