@@ -151,7 +151,8 @@ class Broker:
             "share.coordinator.state.topic.min.isr": "1", "group.initial.rebalance.delay.ms": "0",
             "log.segment.bytes": "1073741824", "log.cleaner.backoff.ms": "500",
             # a measured run's topic is deleted once its size is read (delete_topic): files go a second later
-            "file.delete.delay.ms": "1000",
+            # (the broker-level name of the topic config file.delete.delay.ms; the default is 60 s)
+            "log.segment.delete.delay.ms": "1000",
             "auto.create.topics.enable": "true",
         }
         props.update(self.impl.provider_props())
@@ -197,7 +198,7 @@ class Broker:
             shutil.rmtree(self.datadir, ignore_errors=True)     # tmpfs is memory: give it back
 
     def wait_for_room(self, need=4 * 1024 ** 3, timeout=30):
-        """Before a run: the deleted topics' files go file.delete.delay.ms after the delete (the broker's first
+        """Before a run: the deleted topics' files go log.segment.delete.delay.ms after the delete (the broker's first
         deletion pass runs 30 s after it starts). Wait until they are gone, so that the memory they free is not
         handed to the measured run, and on tmpfs until the run has the room it needs; then fill free memory with
         page cache (memory.py)."""
