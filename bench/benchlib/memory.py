@@ -2,12 +2,12 @@
 
 On a VM whose balloon driver reports free memory to the hypervisor (free page reporting, /sys/module/page_reporting),
 the first touch of a page the guest has handed back costs a fault in the hypervisor, and that time is charged to
-whichever process touches it. Measured on this machine kind: reading 19 GB of never-touched memory took 26.7 s of
-system time (about 1.4 ms per MB), as much again as a `none` run's whole CPU per MB. Kafka allocates as it writes
-(log segments in the page cache or on tmpfs, the producer's and broker's heaps), so a run measured while free memory
-lasted came out at half the records/s of one measured once memory was full (300,000 against 600,000-800,000
-records/s, stock broker, `none`, ten runs in a row: the first four slow, the rest fast; with memory filled first:
-all fast). Which runs were slow depended only on when they ran, so a stock/patched pair could straddle the switch.
+whichever process touches it. On this machine kind `truncate -s 20G f && time cat f > /dev/null` spends 26.7 s of
+system time the first time (19 GB of page cache) and 2.9 s the second. Kafka allocates as it writes (log segments
+in the page cache or on tmpfs, the producer's and broker's heaps), so a run measured while free memory lasted was
+slow and one measured once memory was full was fast: unthrottled `none` ran at about 310,000 or 600,000-790,000
+records/s depending only on when it ran (docs/benchmarks.md, "Memory is settled"), and a stock/patched pair could
+straddle the switch.
 
 MemorySettler keeps free memory small: before each measured run it reads fresh pages of a sparse file (no disk
 blocks: holes read as zeros, into the page cache) until at most KEEP_FREE is free. The run then gets its memory by
@@ -17,10 +17,10 @@ cache is full. The file is removed at the end; its cached pages go with it."""
 import os
 import time
 
-from benchlib.common import OUT, progress
+from benchlib.common import OUT
 
-# the kernel keeps about 1.1-1.4 GB free while a file streams into a full page cache (measured here): reading on
-# until less is free would only evict the pages just read
+# the kernel keeps about 1.1-1.4 GB free while a file streams into a full page cache (MemFree in /proc/meminfo while
+# the settler read, 2026-11-24): reading on until less is free would only evict the pages just read
 KEEP_FREE = 1536 * 1024 ** 2
 CHUNK = 16 * 1024 ** 2
 SPARSE_SIZE = 1 << 40           # 1 TiB of holes: room for every run's fresh pages without reading a page twice
