@@ -197,7 +197,7 @@ class Broker:
         if DATA_ROOT != WORK and getattr(self, "datadir", None):
             shutil.rmtree(self.datadir, ignore_errors=True)     # tmpfs is memory: give it back
 
-    def wait_for_room(self, need=4 * 1024 ** 3, timeout=30):
+    def prepare_run(self, need=4 * 1024 ** 3, timeout=30):
         """Before a run: the deleted topics' files go log.segment.delete.delay.ms after the delete (the broker's first
         deletion pass runs 30 s after it starts). Wait until they are gone, so that the memory they free is not
         handed to the measured run, and on tmpfs until the run has the room it needs; then fill free memory with

@@ -28,7 +28,7 @@ def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", time
     cmd, env = broker.impl.cmd("run", ["KcBench", "throughput", broker.bootstrap, topic, kvs, payload, str(warmup_s),
                                        str(seconds)] + ([str(rate)] if rate else []), extra_jvm=extra_jvm)
     st = {}
-    broker.wait_for_room()
+    broker.prepare_run()
 
     def sample():
         return time.time(), proc_cpu_seconds(st["pid"]), broker.cpu_seconds()

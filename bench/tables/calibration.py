@@ -17,8 +17,7 @@ ROWS = {"gzip-6": {"batch.size": "1048576", "linger.ms": "100", "acks": "1", "co
                    "compression.gzip.level": "6"},
         "none": {"batch.size": "1048576", "linger.ms": "100", "acks": "1", "compression.type": "none"}}
 GATE = "gzip-6"
-STATE = {"samples": {row: {"stock": [], "patched": []} for row in ROWS}, "parts": 0, "result": None,
-         "fast_rows": None}
+STATE = {"samples": {row: {"stock": [], "patched": []} for row in ROWS}, "parts": 0, "result": None}
 # a calibration band wider than this on either side of 1.00 is too wide to judge anything by (0.6x targets, 1.2x
 # bounds): the figure is reported as too noisy even though 1.00 is inside
 MAX_SPREAD = 0.10
@@ -62,7 +61,6 @@ def evaluate():
             why = f"band wider than +-{MAX_SPREAD * 100:.0f}%"
         res[key] = {"cmp": c, "ok": not why, "why": why}
     STATE["result"] = res
-    STATE["fast_rows"] = compare_row("none")
     return res
 
 
@@ -95,11 +93,14 @@ def rows(row="none"):
 
 def _table(row, res):
     a, b = summarize(STATE["samples"][row]["stock"]), summarize(STATE["samples"][row]["patched"])
+    cmps = compare_row(row)
     trs = []
     for key, label, _ in METRICS:
-        c = res[key]["cmp"] if row == GATE else (STATE["fast_rows"] or compare_row(row))[key]
-        verdict = ("1.00 inside: can judge" if res[key]["ok"] else f"**too noisy to judge** ({res[key]['why']})") \
-            if row == GATE else ("1.00 inside" if c and c["min"] <= 1.0 <= c["max"] else "1.00 outside")
+        c = cmps[key]
+        if row == GATE:
+            verdict = "1.00 inside: can judge" if res[key]["ok"] else f"**too noisy to judge** ({res[key]['why']})"
+        else:
+            verdict = "1.00 inside" if c and c["min"] <= 1.0 <= c["max"] else "1.00 outside"
         trs.append([label, fmt_int(a[key]) if key == "records_s" else f"{a[key]:.1f}",
                     fmt_int(b[key]) if key == "records_s" else f"{b[key]:.1f}",
                     fmt_band(c),

@@ -33,7 +33,7 @@ def measure(cfg, impl, broker, codec, topic, fixed):
     props.update(impl.provider_props())
     progress(f"T3 {label}: fixed-rate producer (one JVM), {cfg.repeats} x {cfg.sla_seconds} s per step, "
              f"SLA p99 <= {cfg.sla_ms} ms")
-    broker.wait_for_room()
+    broker.prepare_run()
     cmd, env = impl.cmd("run", ["KcBench", "sla", broker.bootstrap, topic, ",".join(f"{k}={v}" for k, v in props.items()),
                                 cfg.payload_1k, str(cfg.sla_ms), str(cfg.sla_seconds), str(cfg.repeats),
                                 str(cfg.sla_step), str(fixed)])
