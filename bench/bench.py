@@ -177,7 +177,7 @@ def main():
                  f"measured; expected about {28 + 6 * n_prov} minutes on 2 quiet cores")
     else:
         progress(f"full run: {cfg.pairs} pairs per row, runs of {cfg.warmup_s} s warm-up + {cfg.measure_s} s measured, "
-                 f"3 SLA runs; expected about {80 + 30 * n_prov} minutes on 2 quiet cores, plus bench/codec/run.sh")
+                 f"3 SLA runs; expected about {115 + 30 * n_prov} minutes on 2 quiet cores, plus bench/codec/run.sh")
 
     brokers = {}
     t1, t2, t3, t4, profiles, limits = [], [], [], [], [], []

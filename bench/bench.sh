@@ -20,7 +20,7 @@ while [[ $# -gt 0 ]]; do
         --only|--sla-ms) PASS+=("$1" "$2"); shift 2 ;;
         -h|--help)
             sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
-            echo "Full run: about 80 minutes + 30 per provider on 2 quiet cores (it prints its estimate first); --quick: about 35."
+            echo "Full run: about 115 minutes + 30 per provider on 2 quiet cores (it prints its estimate first); --quick: about 35."
             echo "Primary figure: CPU ms per MB of records (producer and broker), in interleaved stock/patched pairs,"
             echo "judged against a calibration row (gzip-6, stock vs patched; none printed beside). Methodology: docs/benchmarks.md."
             exit 0 ;;
