@@ -458,7 +458,7 @@ native_gzip_problem() {
 NATIVE_LEFT_OUT="$BUILD/native-gzip.left-out"
 
 compile() {
-    local state native
+    local state native poms
     native="$(native_gzip_problem)"
     state="$(tree_state)"
     [[ -z "$native" ]] || state="$(echo "$state $native" | sha256sum | cut -c1-16)"
@@ -471,8 +471,16 @@ compile() {
     else
         rm -f "$NATIVE_LEFT_OUT"
     fi
-    timed "compiling the patched modules and the providers with Maven (JDK target 17)" \
+    # The Java targets (--release) are pom settings, and Maven's incremental build does not recompile a module
+    # whose settings changed: a changed pom recompiles every module from scratch.
+    poms="$(cd "$ROOT" && find . -name pom.xml -not -path './build/*' -not -path './kafka/*' | sort | xargs sha256sum \
+        | sha256sum | cut -c1-16)"
+    if [[ "$(cat "$BUILD/.compiled-poms" 2>/dev/null)" != "$poms" ]]; then
+        rm -rf "$BUILD"/patched/*/classes "$BUILD"/providers/*/target/classes "$BUILD"/tools/*/target/classes
+    fi
+    timed "compiling the patched modules and the providers with Maven (Java 11 for kafka-clients and the providers, as upstream's clients; 17 for the broker modules and the tools)" \
         mvn_q package -DskipTests -pl "$(reactor_modules)" -am
+    echo "$poms" > "$BUILD/.compiled-poms"
     echo "$state" > "$BUILD/.compiled"
 }
 

@@ -68,7 +68,7 @@ if [[ ! -f "$MNT/systest-client.jar" || "$src" -nt "$MNT/systest-client.jar" ]];
     jar cf "$MNT/systest-client.jar" -C "$MNT/classes" .
 fi
 cp -f "$PKG/python/systest_client.py" "$MNT/"     # its Python twin (confluent-kafka, kafka-python)
-data_src="${KC_SYSTEST_DATA:-$KC_ROOT/../shared/data}"
+data_src="${KC_SYSTEST_DATA:-$KC_ROOT/tests/data}"   # the JSON records, tests/data/README.md
 [[ -f "$data_src/json-records.ndjson" ]] || die "test data not found in $data_src (json-records.ndjson)"
 cp -f "$data_src"/*.ndjson "$MNT/data/"
 phase "client + data"

@@ -40,9 +40,8 @@ def data_root():
 
 DATA_ROOT = data_root()
 CLASSES = os.path.join(OUT, "classes")
-DATA_DIR = os.path.normpath(os.environ.get("KC_BENCH_DATA", os.path.join(ROOT, "..", "shared", "data")))
-if not os.path.isdir(DATA_DIR):
-    DATA_DIR = "/work/shared/data"
+# the JSON records (tests/data/README.md); KC_BENCH_DATA names another folder holding files of the same names
+DATA_DIR = os.path.normpath(os.environ.get("KC_BENCH_DATA", os.path.join(ROOT, "tests", "data")))
 JSON = os.path.join(DATA_DIR, "json-records.ndjson")
 JSON_LARGE = os.path.join(DATA_DIR, "json-large-records.ndjson")
 

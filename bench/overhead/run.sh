@@ -5,7 +5,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 PAIRS="${1:-3}"; BATCH="${2:-65536}"
-DATA="${KC_DATA:-$ROOT/../shared/data/json-records.ndjson}"
+DATA="${KC_BENCH_DATA:-$ROOT/tests/data}/json-records.ndjson"   # tests/data/README.md
 LIBS="$ROOT/build/upstream/libs"
 PATCHED="$(ls "$ROOT"/build/patched/clients/kafka-clients-*-compress.*.jar | grep -v original | head -1)"
 OUT="$ROOT/build/bench-overhead"; mkdir -p "$OUT/classes"

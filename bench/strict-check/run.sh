@@ -5,7 +5,7 @@
 #   bench/strict-check/run.sh
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-data="${KC_BENCH_DATA:-$here/../../../shared/data/json-records.ndjson}"
+data="${KC_BENCH_DATA:-$here/../../tests/data}/json-records.ndjson"   # tests/data/README.md
 bin="$(mktemp -d)/harness"
 gcc -O2 -Wall -Werror -o "$bin" "$here/harness.c" "$here/deflatecheck.c" -lz -ldeflate -lpthread
 cpu_ms() { # best of 5

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 UPSTREAM = BUILD / "upstream"
-DATA = (ROOT / ".." / "shared" / "data").resolve()
+DATA = ROOT / "tests" / "data"   # the JSON test records, with their provenance and SHA-256 in its README.md
 
 
 def pom_prop(name):

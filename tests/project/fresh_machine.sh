@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs inside a fresh Debian container (see test_fresh_machine.py), as root, with
-# the repository at /work/repo (a git clone: no build/, no kafka/) and ../shared
-# at /work/shared. Does what a new user does, and nothing else:
+# the repository at /work/repo (a git clone: no build/, no kafka/) and nothing
+# else. Does what a new user does, and nothing else:
 #   1. ./build.sh run as a user without root or sudo: must stop at once with the
 #      apt-get line, touching nothing;
 #   2. ./build.sh run as root: installs the system packages, builds, starts the

@@ -29,7 +29,7 @@ def advisor(*args, timeout=600):
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    """One full run on the shared records: every codec and level, every provider available here."""
+    """One full run on the JSON test records (tests/data): every codec and level, every provider available here."""
     plot = tmp_path_factory.mktemp("advisor") / "pareto.png"
     p = advisor("--input", RECORDS, "--format", "json", "--goal", "disk", "--warmup-bytes", 1 << 20,
                 "--messages-per-day", 10_000_000, "--retention-days", 7, "--replication-factor", 3, "--plot", plot)

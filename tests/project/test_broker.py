@@ -1,5 +1,5 @@
 """A broker from the distribution serves every codec, the perf tool with the
-shared JSON records, and stock 4.3.1 clients; our clients serve a stock broker."""
+JSON test records (tests/data), and stock 4.3.1 clients; our clients serve a stock broker."""
 import pytest
 
 from conftest import DATA, DIST_VERSION, KAFKA_VERSION, require_dist, tool

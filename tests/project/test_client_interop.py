@@ -174,7 +174,7 @@ def place(provider, work):
     r = subprocess.run(["bash", str(ROOT / "docker/images.sh"), "build"], cwd=ROOT, capture_output=True, text=True,
                        timeout=2400)
     assert r.returncode == 0, "docker/images.sh build failed:\n" + (r.stdout + r.stderr)[-3000:]
-    return Container(name, env, image, [str(ROOT), str(work), str(DATA)])
+    return Container(name, env, image, [str(ROOT), str(work)])   # the test data (DATA) are in ROOT/tests/data
 
 
 # ----------------------------------------------------------------------------------------- the scenario

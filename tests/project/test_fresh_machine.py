@@ -1,7 +1,7 @@
 """The fresh-machine path: in a fresh Debian 12 (bookworm) and Debian 13 (trixie)
 container, made offline with mmdebstrap by docker/engine.sh, with nothing but the
 repository (a git clone of the checkout, at a commit of its tracked files with
-uncommitted changes included; no build/, no kafka/) and ../shared copied in, tests/project/fresh_machine.sh
+uncommitted changes included; no build/, no kafka/) and nothing else, tests/project/fresh_machine.sh
 checks that `./build.sh run` without root stops with the apt-get line, that
 `./build.sh run` as root sets everything up and serves a produce and a consume,
 and that `./build.sh test --quick` passes.
@@ -18,7 +18,6 @@ runs only with ./build.sh test --full (mark "fresh"). Run it alone with
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -55,15 +54,16 @@ def engine_env(name):
 
 @pytest.fixture
 def source(tmp_path_factory):
-    """The repository's tracked files as the checkout has them, and ../shared, in a directory of their own:
-    one per container (a run leaves its build/ and kafka/ behind, which the next must not see)."""
+    """The repository's tracked files as the checkout has them, alone in a directory of their own (mounted at
+    /work, so nothing beside the clone): one per container (a run leaves its build/ and kafka/ behind, which the
+    next must not see). The test data are tracked files (tests/data), so the clone carries them."""
     top = tmp_path_factory.mktemp("fresh")
     # a clone (the project tests need a git checkout), at a commit of the working tree's tracked files
     rev = run(["git", "stash", "create"], cwd=ROOT).stdout.strip() or run(["git", "rev-parse", "HEAD"], cwd=ROOT).stdout.strip()
     run(["git", "clone", "-q", "--no-hardlinks", "--no-checkout", str(ROOT), str(top / "repo")])
     run(["git", "-C", str(top / "repo"), "checkout", "-q", "--detach", rev])
-    shutil.copytree(ROOT.parent / "shared", top / "shared", symlinks=True)
     assert not (top / "repo" / "build").exists() and not (top / "repo" / "kafka").exists()
+    assert sorted(os.listdir(top)) == ["repo"], os.listdir(top)
     # readable by the unprivileged user the script tries first
     for d in (top.parent, top):
         os.chmod(d, 0o755)

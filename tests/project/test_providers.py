@@ -106,10 +106,10 @@ def test_qat_software_path_in_trixie_container(junit_on_host):
           if not any(x in p for x in ("/org/junit/", "/opentest4j/", "/apiguardian/"))]
     cp = [str(ROOT / "build/providers/qat-gzip/target/test-classes"), str(ROOT / "build/providers/qat-gzip/target/classes")] + cp
     m2 = Path.home() / ".m2"
-    shared = ROOT.parent / "shared"
+    from conftest import DATA   # inside ROOT, so mounted with it
     cmd = [engine, "run", "--rm", "--user", "0", "--network", "none", "--entrypoint", "java",
-           "-v", f"{ROOT}:{ROOT}:ro", "-v", f"{m2}:{m2}:ro", "-v", f"{shared}:{shared}:ro",
-           "-e", "KC_QAT_EXPECT=available", "-e", f"KC_DATA_DIR={shared}/data",
+           "-v", f"{ROOT}:{ROOT}:ro", "-v", f"{m2}:{m2}:ro",
+           "-e", "KC_QAT_EXPECT=available", "-e", f"KC_DATA_DIR={DATA}",
            "-e", f"KC_CORPUS_DIR={ROOT}/providers/testkit/corpus",
            image, "-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch", "-Dkc.qat.cycles=100000",
            "-jar", str(launcher), "execute", "--disable-banner", "--details=summary",

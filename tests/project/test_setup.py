@@ -3,7 +3,9 @@ containers is test_fresh_machine.py): without root or sudo a missing system pack
 stops a subcommand before it does anything, with the one apt-get line, and only the
 packages that subcommand needs; a host that cannot compile the native gzip provider
 gets the reason, and the provider is left out of the reactor."""
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run
+from conftest import DATA, ROOT, run
 
 BUILD_SH = str(ROOT / "build.sh")
 
@@ -101,3 +103,45 @@ def test_native_gzip_needs_a_compiler_and_headers(tmp_path):
     assert "providers/native-gzip" not in mods and "patched/clients" in mods, mods
     mods = sourced('NATIVE_LEFT_OUT="%s/none"; reactor_modules' % tmp_path).stdout.strip().split(",")
     assert "providers/native-gzip" in mods, mods
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The repository is self-contained: its test data are tracked files with known sums, and nothing reads beside it
+
+DATA_README_SUM = re.compile(r"^    ([0-9a-f]{64})  (\S+)$", re.M)
+
+
+def test_data_files_match_the_sha256_in_their_readme():
+    """Every data file in tests/data is tracked (a clone carries it), has a SHA-256 line in tests/data/README.md,
+    and has that SHA-256; every line names a file that is there."""
+    listed = {name: digest for digest, name in DATA_README_SUM.findall((DATA / "README.md").read_text())}
+    assert listed, "no SHA-256 lines ('    <sum>  <file>') in %s" % (DATA / "README.md")
+    present = {p.name for p in DATA.iterdir() if p.name not in ("README.md", ".gitattributes")}
+    assert present == set(listed), "files in %s without a SHA-256 line: %s; lines without a file: %s" \
+        % (DATA, sorted(present - set(listed)), sorted(set(listed) - present))
+    tracked = set(run(["git", "ls-files", "--", str(DATA)], cwd=ROOT).stdout.split())
+    untracked = [n for n in listed if str((DATA / n).relative_to(ROOT)) not in tracked]
+    assert not untracked, "not tracked by git, so a clone would lack them: %s" % untracked
+    for name, digest in sorted(listed.items()):
+        actual = hashlib.sha256((DATA / name).read_bytes()).hexdigest()
+        assert actual == digest, "%s: SHA-256 %s, README says %s" % (DATA / name, actual, digest)
+
+
+# paths outside the checkout that tests, benchmarks and tools once read (spelt in pieces so that this file does
+# not match itself)
+OUTSIDE = re.compile("|".join(re.escape(s) for s in ("../" + "shared", "shared" + "/data", 'parent / "' + 'shared"',
+                                                      "/work" + "/shared")))
+
+
+def test_no_tracked_file_reads_a_path_outside_the_checkout():
+    """A clone is all a user has: no tracked file (code, build files, docs) names the folder beside the checkout
+    that the test data used to come from."""
+    found = []
+    for rel in run(["git", "ls-files", "-z"], cwd=ROOT).stdout.split("\0"):
+        path = ROOT / rel
+        if not rel or not path.is_file():
+            continue
+        for n, line in enumerate(path.read_bytes().decode("utf-8", "replace").splitlines(), 1):
+            if OUTSIDE.search(line):
+                found.append("%s:%d: %s" % (rel, n, line.strip()[:160]))
+    assert not found, "tracked files name a path outside the checkout (use tests/data):\n" + "\n".join(found)

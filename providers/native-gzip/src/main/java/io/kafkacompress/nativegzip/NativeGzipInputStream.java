@@ -159,7 +159,17 @@ final class NativeGzipInputStream extends InputStream {
         long skip = continueAfter;
         continueAfter = -1;
         startJdk();
-        jdk.skipNBytes(skip);
+        // InputStream.skipNBytes is Java 12; this jar targets Java 11, as kafka-clients does
+        while (skip > 0) {
+            long n = jdk.skip(skip);
+            if (n > 0) {
+                skip -= n;
+            } else if (jdk.read() == -1) {
+                throw new EOFException("Batch ended before the prefix already decoded");
+            } else {
+                skip--;
+            }
+        }
     }
 
     /** An output array of at least {@code min} bytes, from the pool if it has one. */

@@ -12,6 +12,7 @@ import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
 
 import io.kafkacompress.testkit.GzipMembers;
+import io.kafkacompress.testkit.TestData;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -48,8 +49,7 @@ public class NativeGzipCompressionServiceTest {
     static void setUp() throws IOException {
         SERVICE.checkAvailable();
         System.out.println("[native-gzip] provider: " + SERVICE);
-        Path data = Path.of(System.getProperty("kc.data.dir", "../../../shared/data"), "json-records.ndjson");
-        json = Files.readAllBytes(data);
+        json = TestData.jsonRecords();
     }
 
     // ------------------------------------------------------------------ helpers

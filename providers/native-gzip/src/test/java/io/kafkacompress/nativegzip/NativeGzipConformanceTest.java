@@ -6,12 +6,12 @@ package io.kafkacompress.nativegzip;
 
 import io.kafkacompress.testkit.GzipFuzz;
 import io.kafkacompress.testkit.GzipMembers;
+import io.kafkacompress.testkit.TestData;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -30,7 +30,7 @@ public class NativeGzipConformanceTest {
     @BeforeAll
     static void setUp() throws IOException {
         SERVICE.checkAvailable();
-        json = Files.readAllBytes(Path.of(System.getProperty("kc.data.dir", "../../../shared/data"), "json-records.ndjson"));
+        json = TestData.jsonRecords();
     }
 
     @Test

@@ -6,6 +6,7 @@ package io.kafkacompress.qat;
 
 import io.kafkacompress.testkit.GzipFuzz;
 import io.kafkacompress.testkit.GzipMembers;
+import io.kafkacompress.testkit.TestData;
 
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.compress.Compression;
@@ -67,9 +68,7 @@ public class QatGzipCompressionServiceTest {
             unavailable = e.getMessage();
             System.out.println("[qat-gzip] QAT path: UNAVAILABLE here (the framework falls back to the built-in codec): " + unavailable);
         }
-        Path data = Path.of(System.getProperty("kc.data.dir", System.getenv().getOrDefault("KC_DATA_DIR", "../../../shared/data")),
-            "json-records.ndjson");
-        json = Files.readAllBytes(data);
+        json = TestData.jsonRecords();
     }
 
     static void requireAvailable() {
