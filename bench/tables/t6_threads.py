@@ -100,6 +100,7 @@ def _num(v, fmt="{:,.0f}"):
 
 
 def markdown(cfg, rows):
+    from benchlib.report import bench_command   # report imports the tables
     L = [f"## 6. One producer shared by {THREADS} application threads (issue 28)\n",
          f"`KcBench threads`: one `KafkaProducer` of the distribution's client jars, {THREADS} threads calling "
          f"`send()` unthrottled with a callback (json-records, each thread from its own offset in the file), "
@@ -115,7 +116,7 @@ def markdown(cfg, rows):
          f"for the whole run, warm-up included): batches it compressed, batches it failed on (fallbacks), batches "
          f"it left to the built-in codec because they were too large (bypassed: size) or because the producer's "
          f"open batches already held the most uncompressed bytes allowed (bypassed: memory); a blank cell: this "
-         f"client has no such counter. CSV: `table6_threads.csv`.\n"]
+         f"client has no such counter. CSV: `table6_threads.csv`. Command: `{bench_command(cfg)}`.\n"]
     if not rows:
         L.append(f"_not run: {STATE.get('skipped', 'table 6 was not selected')}_\n")
         return "\n".join(L)
