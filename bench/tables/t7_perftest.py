@@ -162,6 +162,8 @@ def results(impls):
     for kind, samples in STATE["samples"].items():
         for impl in impls:
             if impl.name not in samples:
+                if impl.provider:       # a provider not built or unavailable here: the row says why
+                    rows.append({"broker": kind, "impl": impl.name, "status": impl.status})
                 continue
             ok = [s for s in samples[impl.name] if s]
             if not ok:
