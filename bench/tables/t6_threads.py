@@ -25,9 +25,12 @@ STATE = {"samples": {}, "rows": [], "pairs": 0}
 
 
 def props(cfg):
-    # Kafka's -avg metrics average over metrics.num.samples (2) windows of metrics.sample.window.ms: half the measured
-    # time each, so the values read at the end cover the measured window's last seconds and none of the warm-up
-    return dict(PROPS, **{"metrics.sample.window.ms": str(max(1000, int(cfg.measure_s * 500)))})
+    # Kafka's -avg metrics average the samples whose last event is within metrics.num.samples x
+    # metrics.sample.window.ms of the read: 1 s samples, one fewer than the measured seconds, so the values read at
+    # the end cover the measured window's last seconds and none of the warm-up (a sample that straddles the start of
+    # the window ends 1 s after it at the latest, and is purged by then)
+    return dict(PROPS, **{"metrics.sample.window.ms": "1000",
+                          "metrics.num.samples": str(max(2, int(cfg.measure_s) - 1))})
 
 
 def run(cfg, brokers, impls):
@@ -110,8 +113,9 @@ def markdown(cfg, rows):
          f"records/s and producer CPU per MB (from `/proc/<pid>/stat`) as in table 1, judged against the calibration "
          f"gate. **record-queue-time-avg** (how long a record waits in the accumulator before its batch is sent) and "
          f"**request-latency-avg** are the producer's own metrics, read from `producer.metrics()` once the measured "
-         f"records are acknowledged, with `metrics.sample.window.ms` at half the measured time so that they cover "
-         f"the measured window's last seconds, not the warm-up; no calibration row exists for them, so their bands "
+         f"records are acknowledged, with `metrics.sample.window.ms=1000` and `metrics.num.samples` one fewer "
+         f"than the measured seconds, so that Kafka's sampled average covers the measured window's last seconds, "
+         f"not the warm-up; no calibration row exists for them, so their bands "
          f"are judged against 1.00 only. Provider counters (group `producer-compression-provider-metrics`, totals "
          f"for the whole run, warm-up included): batches it compressed, batches it failed on (fallbacks), batches "
          f"it left to the built-in codec because they were too large (bypassed: size) or because the producer's "
