@@ -44,7 +44,7 @@ def settings(cfg):
         cfg.t2_levels, cfg.t2_seconds = [6], 0.5
         cfg.sla_seconds, cfg.sla_step, cfg.sla_runs = 3, 1.5, 1
         cfg.clean_records = 40_000
-        cfg.t7_seconds, cfg.t7_pairs = 8, 3
+        cfg.t7_seconds, cfg.t7_pairs = 6, 3
     else:
         cfg.pairs, cfg.cal_pairs = 5, 8
         cfg.warmup_s, cfg.measure_s, cfg.broker_warmup_s = 5, 10, 15
@@ -177,7 +177,7 @@ def main():
     impls = implementations()
     n_prov = len([i for i in impls if i.status == "ok" and i.provider])
     # tables 6 and 7 (issue 28) run only with a provider: the built-in codec's side once, each provider's beside it
-    new = (3 + 3 * n_prov if cfg.quick else 7 + 6 * n_prov) if n_prov else 0
+    new = (3 + 3 * n_prov if cfg.quick else 8 + 7 * n_prov) if n_prov else 0
     if cfg.quick:
         progress(f"quick run: {cfg.pairs} pairs per row, runs of {cfg.warmup_s} s warm-up + {cfg.measure_s} s "
                  f"measured; expected about {28 + 6 * n_prov + new} minutes on 2 quiet cores")
