@@ -102,7 +102,8 @@ def run(cfg, impls):
     st = STATE["settings"] = settings(cfg)
     side = [base] + provs
     progress(f"T7: kafka-producer-perf-test.sh, {fmt_int(st['records'])} records at {fmt_int(st['rate'])} rec/s "
-             f"(about {st['seconds']} s), gzip-6 1 MiB / 100 ms, {st['pairs']} pairs on fresh brokers and on a warm one")
+             f"(about {st['seconds']} s), gzip-6 1 MiB / 100 ms, {st['pairs']} pairs on fresh brokers and on a "
+             f"warm one")
     samples = {k: {i.name: [] for i in side} for k in KINDS}
 
     def record(kind, impl, p, fn):
