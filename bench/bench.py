@@ -4,9 +4,8 @@
 Driven by bench/bench.sh (which `./build.sh bench [--quick] [--only N]` calls with KC_* set). This file is only the
 driver: settings, which implementations exist, brokers up and down, the order of the tables. Each table is a module
 in bench/tables/ (calibration, t1_codecs, t2_gzip_stream, t3_sla, t4_broker, t5_codec, t6_threads, t7_perftest);
-shared helpers are in
-bench/benchlib/ (common, brokers, runs, noise, jfr, charts, report). Writes build/bench/: report.md,
-README-section.md, table*.csv, *.png, results.json, logs/. bench/README.md says what each table measures.
+shared helpers are in bench/benchlib/ (common, brokers, runs, noise, jfr, charts, report). Writes build/bench/:
+report.md, README-section.md, table*.csv, *.png, results.json, logs/. bench/README.md says what each table measures.
 """
 
 import argparse
