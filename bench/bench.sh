@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ./build.sh bench [--quick] [--only 1,2,3,4,5] [--sla-ms N]
+# ./build.sh bench [--quick] [--only 1,2,3,4,5,6,7] [--sla-ms N]
 # Stock Apache Kafka (the release's jars) beside this distribution, same run, same data.
 # Writes build/bench/report.md, README-section.md, table*.csv and PNG charts. See bench/README.md.
 set -euo pipefail
@@ -20,7 +20,9 @@ while [[ $# -gt 0 ]]; do
         --only|--sla-ms) PASS+=("$1" "$2"); shift 2 ;;
         -h|--help)
             sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
-            echo "Full run: about 115 minutes + 30 per provider on 2 quiet cores (it prints its estimate first); --quick: about 35."
+            echo "Full run: about 123 minutes + 37 per provider on 2 quiet cores (it prints its estimate first); --quick: about 41."
+            echo "Tables: 1 codec x level, 2 gzip stream, 3 p99 SLA, 4 broker side, 5 codec micro-benchmark,"
+            echo "6 one producer shared by 4 threads, 7 whole kafka-producer-perf-test.sh runs (fresh and warm broker)."
             echo "Primary figure: CPU ms per MB of records (producer and broker), in interleaved stock/patched pairs,"
             echo "judged against a calibration row (gzip-6, stock vs patched; none printed beside). Methodology: docs/benchmarks.md."
             exit 0 ;;

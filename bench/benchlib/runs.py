@@ -18,15 +18,23 @@ MIN_PAIRS = 3          # fewer pairs than this: no verdict at all
 STABLE_WITHIN = 0.03   # leaving out the last pair moves the median by at most this much: "stable"
 
 
-def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", timeout=900, rate=None):
+def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", timeout=900, rate=None, threads=None,
+            impl=None):
     """One producer run: warmup_s seconds of warm-up (discarded), then `seconds` measured; returns records/s, latency,
     CPU ms per MB (10^6 B of records) of producer and broker in the measured window, and bytes on disk per byte
-    of records sent (warm-up included: the topic holds both). rate: records/s, paced (default: unthrottled)."""
+    of records sent (warm-up included: the topic holds both). rate: records/s, paced (default: unthrottled).
+    threads: one producer shared by that many sending threads (`KcBench threads`, table 6), which also returns the
+    producer's own metrics (`metrics`: name -> value). impl: the producer's implementation (default: the broker's)."""
+    impl = impl or broker.impl
     props = dict(props)
-    props.update(broker.impl.provider_props())
+    props.update(impl.provider_props())
     kvs = ",".join(f"{k}={v}" for k, v in props.items())
-    cmd, env = broker.impl.cmd("run", ["KcBench", "throughput", broker.bootstrap, topic, kvs, payload, str(warmup_s),
-                                       str(seconds)] + ([str(rate)] if rate else []), extra_jvm=extra_jvm)
+    if threads:
+        args = ["KcBench", "threads", broker.bootstrap, topic, kvs, payload, str(threads), str(warmup_s), str(seconds)]
+    else:
+        args = ["KcBench", "throughput", broker.bootstrap, topic, kvs, payload, str(warmup_s),
+                str(seconds)] + ([str(rate)] if rate else [])
+    cmd, env = impl.cmd("run", args, extra_jvm=extra_jvm)
     st = {}
     broker.prepare_run()
 
@@ -46,6 +54,9 @@ def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", time
             # the provider's own counters in the producer JVM: evidence it compressed, and how often it fell back
             f = line.split(",")
             st["provider"] = {"codec": f[1], "batches": float(f[2]), "fallbacks": float(f[3])}
+        elif line.startswith("metric,") and len(line.split(",")) == 4:
+            f = line.split(",")
+            st.setdefault("metrics", {})[f[2]] = float(f[3])
         elif line.startswith("done,"):
             st["t1"] = sample()
             f = line.split(",")
@@ -68,7 +79,7 @@ def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", time
                 producer_ms_per_mb=1000 * (pb - pa) / mb, broker_ms_per_mb=1000 * (bb - ba) / mb,
                 disk_bytes=disk, size_ratio=disk / raw if raw else None,
                 provider_batches=st.get("provider", {}).get("batches"),
-                provider_fallbacks=st.get("provider", {}).get("fallbacks"))
+                provider_fallbacks=st.get("provider", {}).get("fallbacks"), metrics=st.get("metrics", {}))
 
 
 def pair_order(impls, pair_index):

@@ -58,6 +58,14 @@ import java.util.zip.GZIPOutputStream;
  *     Prints "peak,..." then "step,target,achieved,p50_ms,p99_ms,avg_ms,raw_bytes".
  *     FIXED_RATE (optional, records/s; negative: that fraction of P) first measures REPEATS x
  *     STEP_SECONDS at that one rate, printed as "fixed,...", the same for every implementation.
+ * threads BOOTSTRAP TOPIC PROPS FILE THREADS WARMUP_SECONDS SECONDS
+ *     Table 6: one KafkaProducer shared by THREADS application threads, each calling send()
+ *     unthrottled with FILE's lines (each thread starts at its own offset in the file, cycling).
+ *     Marks as in throughput: "steady,..." after the flushed warm-up (then a 300 ms pause),
+ *     "done,records,bytes,seconds,records_s,p50_ms,p99_ms,avg_ms" after the measured window,
+ *     then "metric,GROUP,NAME,VALUE" for the producer's record-queue-time-avg and
+ *     request-latency-avg and every counter of producer-compression-provider-metrics, read from
+ *     producer.metrics() right after the measured records are acknowledged.
  * check CLASS
  *     prints "available" if the provider instantiates and its checkAvailable() passes, else the reason.
  * keyed BOOTSTRAP TOPIC RECORDS KEYS PROPS FILE
@@ -80,6 +88,9 @@ public final class KcBench {
                 break;
             case "throughput":
                 throughput(args);
+                break;
+            case "threads":
+                threads(args);
                 break;
             case "check":
                 try {
@@ -377,6 +388,94 @@ public final class KcBench {
             System.out.printf("done,%d,%d,%.3f,%.1f,%.2f,%.2f,%.2f%n", n, bytes, secs, n / secs, l[n / 2] / 1e3,
                 l[Math.min(n - 1, (int) (n * 0.99))] / 1e3, sum / n / 1e3);
             providerCounters();
+            System.out.flush();
+            Thread.sleep(300);
+        }
+    }
+
+    /** Sends from {@code threads} threads at once through one producer until {@code end} (nanoTime), records at
+     * a multiple of 256 records per thread; returns {records, bytes}. lat (microseconds) is filled when not null. */
+    static long[] sendFromThreads(KafkaProducer<byte[], byte[]> producer, String topic, List<byte[]> values, int threads,
+                                  long end, int[] lat,
+                                  java.util.concurrent.atomic.AtomicReference<Exception> error) throws Exception {
+        final java.util.concurrent.atomic.AtomicInteger index = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicLong records = new java.util.concurrent.atomic.AtomicLong();
+        final java.util.concurrent.atomic.AtomicLong bytes = new java.util.concurrent.atomic.AtomicLong();
+        Thread[] workers = new Thread[threads];
+        for (int w = 0; w < threads; w++) {
+            final int offset = (int) ((long) values.size() * w / threads);
+            workers[w] = new Thread(() -> {
+                int next = offset;
+                long n = 0;
+                long b = 0;
+                while ((n & 255) != 0 || System.nanoTime() < end) {
+                    final int idx = lat != null ? index.getAndIncrement() : 0;
+                    if (lat != null && idx >= lat.length) break;     // latency samples full: the window ends early
+                    byte[] v = values.get(next);
+                    next = (next + 1) % values.size();
+                    b += v.length;
+                    n++;
+                    if (lat != null) {
+                        final long t = System.nanoTime();
+                        producer.send(new ProducerRecord<>(topic, v), (md, e) -> {
+                            lat[idx] = (int) Math.min(Integer.MAX_VALUE, (System.nanoTime() - t) / 1000);
+                            if (e != null) error.compareAndSet(null, e);
+                        });
+                    } else {
+                        producer.send(new ProducerRecord<>(topic, v), (md, e) -> {
+                            if (e != null) error.compareAndSet(null, e);
+                        });
+                    }
+                }
+                records.addAndGet(n);
+                bytes.addAndGet(b);
+            }, "app-" + w);
+            workers[w].start();
+        }
+        for (Thread t : workers) t.join();
+        return new long[] {records.get(), bytes.get()};
+    }
+
+    static void threads(String[] args) throws Exception {
+        String topic = args[2];
+        Properties props = producerProps(args[1], args[3]);
+        List<byte[]> values = values(args[4]);
+        int threads = Integer.parseInt(args[5]);
+        double warmupSeconds = Double.parseDouble(args[6]);
+        double seconds = Double.parseDouble(args[7]);
+        final int[] lat = new int[8_000_000];
+        final java.util.concurrent.atomic.AtomicReference<Exception> error = new java.util.concurrent.atomic.AtomicReference<>();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
+            long t0 = System.nanoTime();
+            long[] warm = sendFromThreads(producer, topic, values, threads, t0 + (long) (warmupSeconds * 1e9), null, error);
+            producer.flush();
+            System.out.printf("steady,%d,%d,%.3f%n", warm[0], warm[1], (System.nanoTime() - t0) / 1e9);
+            System.out.flush();
+            Thread.sleep(300);
+            long start = System.nanoTime();
+            long[] done = sendFromThreads(producer, topic, values, threads, start + (long) (seconds * 1e9), lat, error);
+            producer.flush();
+            double secs = (System.nanoTime() - start) / 1e9;
+            if (error.get() != null) throw error.get();
+            int n = (int) Math.min(done[0], lat.length);
+            int[] l = Arrays.copyOf(lat, n);
+            Arrays.sort(l);
+            double sum = 0;
+            for (int x : l) sum += x;
+            System.out.printf("done,%d,%d,%.3f,%.1f,%.2f,%.2f,%.2f%n", done[0], done[1], secs, done[0] / secs,
+                l[n / 2] / 1e3, l[Math.min(n - 1, (int) (n * 0.99))] / 1e3, sum / n / 1e3);
+            for (java.util.Map.Entry<org.apache.kafka.common.MetricName, ? extends org.apache.kafka.common.Metric> m
+                    : producer.metrics().entrySet()) {
+                String group = m.getKey().group();
+                String name = m.getKey().name();
+                boolean wanted = group.equals("producer-metrics")
+                    && (name.equals("record-queue-time-avg") || name.equals("request-latency-avg"))
+                    || group.equals("producer-compression-provider-metrics") && name.startsWith("compression-");
+                Object v = m.getValue().metricValue();
+                if (wanted && v instanceof Number) {
+                    System.out.printf("metric,%s,%s,%.3f%n", group, name, ((Number) v).doubleValue());
+                }
+            }
             System.out.flush();
             Thread.sleep(300);
         }
