@@ -241,7 +241,7 @@ venv_install() {
 # what the fetched artifacts depend on: the pinned versions (the parent's
 # properties), the upstream pom and the lock file
 upstream_stamp() {
-    { sed -n '/<properties>/,/<\/properties>/p' "$ROOT/pom.xml"; cat "$ROOT/upstream/pom.xml" "$LOCK" 2>/dev/null; } \
+    { sed -n '/<properties>/,/<\/properties>/p' "$ROOT/pom.xml"; cat "$ROOT/upstream/pom.xml" "$ROOT/upstream/dist/pom.xml" "$LOCK" 2>/dev/null; } \
         | sha256sum | cut -c1-16
 }
 
@@ -258,7 +258,8 @@ fetch_upstream() {
     echo "$stamp" > "$UPSTREAM_OUT/.stamp"
 }
 
-fetch_upstream_mvn() { mvn_q -N install && mvn_q -f upstream/pom.xml package; }
+# upstream/pom.xml: sources/ and testlibs/; upstream/dist/pom.xml: libs/ (upstream's binary distribution)
+fetch_upstream_mvn() { mvn_q -N install && mvn_q -f upstream/pom.xml package && mvn_q -f upstream/dist/pom.xml package; }
 
 verify_upstream() {
     [[ -f "$LOCK" ]] || die "no lock file $LOCK (run ./build.sh lock to record one)"
@@ -283,8 +284,7 @@ verify_upstream() {
 
 cmd_lock() {
     rm -rf "$UPSTREAM_OUT"
-    mvn_q -N install
-    mvn_q -f upstream/pom.xml package
+    fetch_upstream_mvn
     (cd "$UPSTREAM_OUT" && find sources libs testlibs -name '*.jar' | sort | xargs sha256sum) > "$LOCK"
     log "recorded $(wc -l < "$LOCK") artifacts in $LOCK"
     verify_upstream

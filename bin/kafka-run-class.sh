@@ -3,7 +3,8 @@
 # Runs a Kafka class with the distribution's libs/ on the classpath, honouring
 # Apache Kafka's environment variables: JAVA_HOME, KAFKA_HEAP_OPTS,
 # KAFKA_JVM_PERFORMANCE_OPTS, KAFKA_GC_LOG_OPTS, KAFKA_LOG4J_OPTS, KAFKA_OPTS,
-# KAFKA_JMX_OPTS, JMX_PORT, LOG_DIR, CLASSPATH.
+# KAFKA_JMX_OPTS, JMX_PORT, LOG_DIR, CLASSPATH, INCLUDE_TEST_JARS, and KAFKA_DEBUG
+# (with JAVA_DEBUG_PORT, DEBUG_SUSPEND_FLAG, JAVA_DEBUG_OPTS).
 
 if [ $# -lt 1 ]; then
   echo "USAGE: $0 [-daemon] [-name servicename] [-loggc] classname [opts]"
@@ -12,10 +13,28 @@ fi
 
 base_dir=$(cd "$(dirname "$0")/.." && pwd)
 
+# As upstream: test, source and doc jars stay off the classpath unless
+# INCLUDE_TEST_JARS=true, and so does connect-file (the FileStream connectors are
+# loaded as a plugin: plugin.path=libs/connect-file-<version>.jar, KAFKA-13748).
+if [ -z "$INCLUDE_TEST_JARS" ]; then
+  INCLUDE_TEST_JARS=false
+fi
+should_include_file() {
+  [ "$INCLUDE_TEST_JARS" = true ] && return 0
+  case "${1##*/}" in
+    *-test.jar|*-test-sources.jar|*-src.jar|*-scaladoc.jar|*-javadoc.jar|*.jar.asc|connect-file*.jar) return 1 ;;
+  esac
+  return 0
+}
+
 # Our patched kafka-clients jar goes first, so that kafka/kafka-version.properties
 # (the version every client, broker and tool reports) is this distribution's.
-for file in "$base_dir"/libs/kafka-clients-*.jar "$base_dir"/libs/*.jar; do
+for file in "$base_dir"/libs/kafka-clients-*.jar; do
   CLASSPATH="${CLASSPATH:+$CLASSPATH:}$file"
+done
+for file in "$base_dir"/libs/*.jar; do
+  case "${file##*/}" in kafka-clients-*) continue ;; esac
+  should_include_file "$file" && CLASSPATH="${CLASSPATH:+$CLASSPATH:}$file"
 done
 
 if [ -z "$KAFKA_JMX_OPTS" ]; then
@@ -41,6 +60,15 @@ if [ -z "$KAFKA_HEAP_OPTS" ]; then
 fi
 if [ -z "$KAFKA_JVM_PERFORMANCE_OPTS" ]; then
   KAFKA_JVM_PERFORMANCE_OPTS="-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true"
+fi
+
+if [ -n "$KAFKA_DEBUG" ]; then
+  JAVA_DEBUG_PORT=${JAVA_DEBUG_PORT:-5005}
+  if [ -z "$JAVA_DEBUG_OPTS" ]; then
+    JAVA_DEBUG_OPTS="-agentlib:jdwp=transport=dt_socket,server=y,suspend=${DEBUG_SUSPEND_FLAG:-n},address=$JAVA_DEBUG_PORT"
+  fi
+  echo "Enabling Java debug options: $JAVA_DEBUG_OPTS"
+  KAFKA_OPTS="$JAVA_DEBUG_OPTS $KAFKA_OPTS"
 fi
 
 if [ -z "$JAVA_HOME" ]; then
