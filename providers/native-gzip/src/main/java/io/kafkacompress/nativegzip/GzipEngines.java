@@ -6,9 +6,13 @@ package io.kafkacompress.nativegzip;
 
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.zip.Inflater;
 
 /**
- * Which engine compresses at which Kafka gzip level, and the pools of native compressors.
+ * Which engine compresses at which Kafka gzip level (fixed tables), and one service's pools of native compressors,
+ * zlib inflaters and output arrays (owned by that {@link NativeGzipCompressionService}, released by its
+ * {@link #close()}).
  * <p>
  * Chosen by measurement on the JSON records (module README): at each Kafka level, the fastest engine setting whose
  * output is no bigger than zlib's ({@code java.util.zip}, what Kafka's built-in codec uses) at that level, for 16 KiB
@@ -17,7 +21,7 @@ import java.util.Arrays;
  * level is a hair bigger than zlib's). That last step is only needed for small members: from {@link #LARGE_MEMBER} up,
  * libdeflate at Kafka's own level 5-7 is already smaller than zlib's at that level, so larger members use it.
  */
-final class GzipEngines {
+final class GzipEngines implements AutoCloseable {
 
     enum Engine { ISAL, LIBDEFLATE }
 
@@ -39,16 +43,20 @@ final class GzipEngines {
 
     private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
 
+    /** Native compressors and inflaters created by this object and not yet freed (for tests). */
+    private final AtomicInteger live = new AtomicInteger();
     /** Idle compressors per engine setting: ISA-L's level 1, libdeflate's levels 1-9 (index = engine level). */
-    private static final NativeGzip.Pool<Compressor> ISAL_POOL = new NativeGzip.Pool<>(POOL_SIZE);
+    private final NativeGzip.Pool<Compressor> isalPool = new NativeGzip.Pool<>(POOL_SIZE, Compressor::free);
     @SuppressWarnings("unchecked")
-    private static final NativeGzip.Pool<Compressor>[] LIBDEFLATE_POOLS = new NativeGzip.Pool[10];
+    private final NativeGzip.Pool<Compressor>[] libdeflatePools = new NativeGzip.Pool[10];
+    /** Idle raw-deflate inflaters (zlib through java.util.zip: the very inflater of the built-in codec). */
+    private final NativeGzip.Pool<Inflater> inflaters = new NativeGzip.Pool<>(POOL_SIZE, this::end);
+    /** Output arrays for whole members read in small pieces (callers that give no BufferProvider). */
+    private final NativeGzip.Pool<byte[]> outputArrays = new NativeGzip.Pool<>(POOL_SIZE, b -> { });
 
-    static {
-        for (int level = 1; level <= 9; level++) LIBDEFLATE_POOLS[level] = new NativeGzip.Pool<>(POOL_SIZE);
-    }
-
-    private GzipEngines() {
+    GzipEngines() {
+        for (int level = 1; level <= 9; level++)
+            libdeflatePools[level] = new NativeGzip.Pool<>(POOL_SIZE, Compressor::free);
     }
 
     static int normalize(Integer level) {
@@ -77,14 +85,33 @@ final class GzipEngines {
         final Engine engine;
         byte[] scratch;
 
-        private Compressor(Engine engine, long handle) {
-            super(handle, engine == Engine.ISAL ? () -> NativeGzip.isalDeflaterFree(handle) : () -> NativeGzip.ldFree(handle));
+        private Compressor(Engine engine, long handle, AtomicInteger live) {
+            super(handle, freeing(engine, handle, live));
             this.engine = engine;
         }
 
-        static Compressor create(Engine engine, int engineLevel) {
+        /** The cleaner's action: must not refer to the Compressor itself. */
+        private static Runnable freeing(Engine engine, long handle, AtomicInteger live) {
+            return () -> {
+                if (engine == Engine.ISAL) NativeGzip.isalDeflaterFree(handle);
+                else NativeGzip.ldFree(handle);
+                live.decrementAndGet();
+            };
+        }
+
+        /**
+         * A new native compressor, counted in {@code live} until freed.
+         *
+         * @throws IOException if the native allocation fails, so that the framework falls back to the built-in
+         *                     codec (an OutOfMemoryError would be rethrown by the framework, see the SPI)
+         */
+        static Compressor create(Engine engine, int engineLevel, AtomicInteger live) throws IOException {
             long h = engine == Engine.ISAL ? NativeGzip.isalDeflaterNew(engineLevel) : NativeGzip.ldNew(engineLevel);
-            return new Compressor(engine, h);
+            if (h == 0)
+                throw new IOException("native gzip: could not allocate " + (engine == Engine.ISAL ? "an ISA-L" : "a libdeflate")
+                    + " compressor at engine level " + engineLevel + " (out of native memory?)");
+            live.incrementAndGet();
+            return new Compressor(engine, h, live);
         }
 
         private int bound(int length) {
@@ -109,17 +136,72 @@ final class GzipEngines {
     }
 
     /** in[off, off+len) compressed as one gzip member at a Kafka level (1..9). */
-    static byte[] compressMember(int level, byte[] in, int off, int len) throws IOException {
+    byte[] compressMember(int level, byte[] in, int off, int len) throws IOException {
         Engine engine = ENGINE[level];
         int engineLevel = engineLevel(level, len);
-        NativeGzip.Pool<Compressor> pool = engine == Engine.ISAL ? ISAL_POOL : LIBDEFLATE_POOLS[engineLevel];
+        NativeGzip.Pool<Compressor> pool = engine == Engine.ISAL ? isalPool : libdeflatePools[engineLevel];
         Compressor c = pool.poll();
-        if (c == null) c = Compressor.create(engine, engineLevel);
+        if (c == null) c = Compressor.create(engine, engineLevel, live);
         try {
             return c.compress(in, off, len);
         } finally {
             if (c.scratch != null && c.scratch.length > MAX_RETAINED_SCRATCH) c.scratch = null;
             pool.release(c);
         }
+    }
+
+    /** A raw-deflate zlib inflater from the pool, or a new one. */
+    Inflater inflater() throws IOException {
+        Inflater inflater = inflaters.poll();
+        if (inflater != null) return inflater;
+        try {
+            inflater = new Inflater(true);
+        } catch (OutOfMemoryError e) {
+            // zlib's inflateInit failed to allocate (or the heap is short): the built-in codec may still manage
+            throw new IOException("native gzip: could not allocate a zlib inflater", e);
+        }
+        live.incrementAndGet();
+        return inflater;
+    }
+
+    /** Gives an inflater back (reset), or ends it if the pool is full or closed; a failed one is ended. */
+    void release(Inflater inflater, boolean reusable) {
+        if (reusable) {
+            inflater.reset();
+            inflaters.release(inflater);
+        } else {
+            end(inflater);
+        }
+    }
+
+    private void end(Inflater inflater) {
+        inflater.end();
+        live.decrementAndGet();
+    }
+
+    /** An output array of at least {@code min} bytes, from the pool if it has one. */
+    byte[] outputArray(int min) throws IOException {
+        byte[] b = outputArrays.poll();
+        if (b != null && b.length >= min) return b;
+        if (b != null) outputArrays.release(b);
+        return new byte[Math.max(64 * 1024, min)];
+    }
+
+    void release(byte[] outputArray) {
+        outputArrays.release(outputArray);
+    }
+
+    /** Native compressors and inflaters created by this object and not yet freed or ended. */
+    int live() {
+        return live.get();
+    }
+
+    /** Frees every idle compressor and inflater, and those given back later; a later take throws IOException. */
+    @Override
+    public void close() {
+        isalPool.close();
+        for (int level = 1; level <= 9; level++) libdeflatePools[level].close();
+        inflaters.close();
+        outputArrays.close();
     }
 }

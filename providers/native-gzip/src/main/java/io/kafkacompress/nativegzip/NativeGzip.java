@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.function.Consumer;
 
 /**
  * JNI bindings to {@code nativegzip.c} and the native library loader.
@@ -29,44 +30,39 @@ final class NativeGzip {
 
     static final Cleaner CLEANER = Cleaner.create();
 
-    private static volatile String failure;    // null: not tried yet or loaded
-    private static volatile boolean loaded;
-
     private NativeGzip() {
     }
 
-    /** Loads the JNI library and the engines once; returns null when usable, else why not. Never throws. */
-    static synchronized String load() {
-        if (loaded) return null;
-        if (failure != null) return failure;
+    /**
+     * Loads the JNI library and the engines, once per class loader; returns null when usable, else why not. Never
+     * throws. The result is fixed when this class's holder is initialized, so callers (every stream) take no lock.
+     */
+    static String load() {
+        return Loaded.FAILURE;
+    }
+
+    /** Class initialization runs {@link #loadOnce()} exactly once, under the JVM's own initialization lock. */
+    private static final class Loaded {
+        static final String FAILURE = loadOnce();
+    }
+
+    private static String loadOnce() {
         try {
             String os = System.getProperty("os.name", "");
             String arch = System.getProperty("os.arch", "");
-            if (!os.toLowerCase().contains("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
-                failure = "native gzip is built for Linux x86-64 only, this is " + os + " " + arch;
-                return failure;
-            }
+            if (!os.toLowerCase().contains("linux") || !(arch.equals("amd64") || arch.equals("x86_64")))
+                return "native gzip is built for Linux x86-64 only, this is " + os + " " + arch;
             Path tmp = Files.createTempFile("libkcnativegzip", ".so");
             try (InputStream in = NativeGzip.class.getResourceAsStream(RESOURCE)) {
-                if (in == null) {
-                    failure = "JNI library " + RESOURCE + " missing from the jar";
-                    return failure;
-                }
+                if (in == null) return "JNI library " + RESOURCE + " missing from the jar";
                 Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
                 System.load(tmp.toAbsolutePath().toString());
             } finally {
                 Files.deleteIfExists(tmp);   // the mapping stays valid after unlink
             }
-            String error = init(ISAL_LIBRARY, LIBDEFLATE_LIBRARY);
-            if (error != null) {
-                failure = error;
-                return failure;
-            }
-            loaded = true;
-            return null;
-        } catch (IOException | LinkageError | SecurityException e) {
-            failure = "could not load the native gzip JNI library: " + e;
-            return failure;
+            return init(ISAL_LIBRARY, LIBDEFLATE_LIBRARY);
+        } catch (IOException | LinkageError | RuntimeException e) {
+            return "could not load the native gzip JNI library: " + e;
         }
     }
 
@@ -88,14 +84,14 @@ final class NativeGzip {
 
     /**
      * Native memory owned by one Java object: freed explicitly ({@link #free()}), or by the cleaner if the object
-     * is dropped without that (a stream abandoned without close).
+     * is dropped without that (a stream abandoned without close, a service dropped without close).
      */
     abstract static class NativeHandle {
         final long handle;
         private final Cleaner.Cleanable cleanable;
 
+        /** @param handle a non-zero native pointer (a zero one is an allocation failure the caller reports) */
         NativeHandle(long handle, Runnable free) {
-            if (handle == 0) throw new OutOfMemoryError("native gzip: could not allocate native state");
             this.handle = handle;
             this.cleanable = CLEANER.register(this, free);
         }
@@ -105,24 +101,47 @@ final class NativeGzip {
         }
     }
 
-    /** A bounded pool of handles: take or create, give back or free when full. */
-    static final class Pool<T extends NativeHandle> {
+    /**
+     * A bounded pool of idle objects (native handles, inflaters, arrays) owned by one service: take or create, give
+     * back or free when full. Lock-free. {@link #close()} frees the idle ones, and everything given back afterwards;
+     * a take after close fails with an {@link IOException}, so that the framework falls back to the built-in codec.
+     */
+    static final class Pool<T> {
         private final ArrayBlockingQueue<T> idle;
+        private final Consumer<T> free;
+        private volatile boolean closed;
 
-        Pool(int capacity) {
-            idle = new ArrayBlockingQueue<>(capacity);
+        Pool(int capacity, Consumer<T> free) {
+            this.idle = new ArrayBlockingQueue<>(capacity);
+            this.free = free;
         }
 
-        T poll() {
+        /** An idle object, or null when there is none (the caller creates one). */
+        T poll() throws IOException {
+            if (closed) throw new IOException("native gzip: the compression service is closed");
             return idle.poll();
         }
 
-        void release(T handle) {
-            if (!idle.offer(handle)) handle.free();
+        void release(T t) {
+            if (closed || !idle.offer(t)) {
+                free.accept(t);
+            } else if (closed) {
+                drain();   // close() ran between the check and the offer
+            }
         }
 
         int idle() {
             return idle.size();
+        }
+
+        void close() {
+            closed = true;
+            drain();
+        }
+
+        private void drain() {
+            T t;
+            while ((t = idle.poll()) != null) free.accept(t);
         }
     }
 }

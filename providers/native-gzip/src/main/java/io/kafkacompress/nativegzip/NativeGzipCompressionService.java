@@ -17,9 +17,13 @@ import java.util.Optional;
  * gzip through native engines: ISA-L and libdeflate (Debian's {@code libisal2} and {@code libdeflate0}), over JNI.
  * Writes exactly one gzip member per batch, whatever its size, and reads exactly what Kafka's built-in gzip codec
  * reads: the same bytes, or a failure where it fails. Thread safe: native state is pooled and used by
- * one thread at a time.
+ * one thread at a time. The pools belong to this instance and {@link #close()} frees them; the JNI library is loaded
+ * once per class loader, so no stream takes a lock.
  */
 public class NativeGzipCompressionService implements CompressionService {
+
+    private final GzipEngines engines = new GzipEngines();
+    private volatile boolean closed;
 
     @Override
     public String type() {
@@ -34,24 +38,43 @@ public class NativeGzipCompressionService implements CompressionService {
 
     @Override
     public OutputStream compressedOutputStream(OutputStream bufferStream, Optional<Integer> compressionLevel) {
-        requireLoaded();
-        return new NativeGzipOutputStream(bufferStream, GzipEngines.normalize(compressionLevel.orElse(null)));
+        requireUsable();
+        return new NativeGzipOutputStream(engines, bufferStream, GzipEngines.normalize(compressionLevel.orElse(null)));
     }
 
     @Override
     public InputStream decompressedInputStream(ByteBuffer buffer, BufferProvider decompressionBufferProvider) {
-        requireLoaded();
+        requireUsable();
         try {
-            return new NativeGzipInputStream(buffer, decompressionBufferProvider);
+            return new NativeGzipInputStream(engines, buffer, decompressionBufferProvider);
         } catch (IOException e) {
             // as the built-in GzipCompression.wrapForInput reports a bad gzip header
             throw new KafkaException(e);
         }
     }
 
-    private static void requireLoaded() {
+    /** No lock: the load's result is fixed once made, closed is a volatile read. */
+    private void requireUsable() {
+        if (closed) throw new IllegalStateException("native gzip: the compression service is closed");
         String failure = NativeGzip.load();
         if (failure != null) throw new IllegalStateException("native gzip unavailable: " + failure);
+    }
+
+    /**
+     * Frees this service's native compressors and zlib inflaters, idle ones now and those in use when their stream
+     * gives them back. A stream created afterwards throws {@link IllegalStateException}; a stream still open fails
+     * with an {@link IOException} when it next needs an engine. Either way the framework falls back to the built-in
+     * codec.
+     */
+    @Override
+    public void close() {
+        closed = true;
+        engines.close();
+    }
+
+    /** This service's engines and pools (for tests). */
+    GzipEngines engines() {
+        return engines;
     }
 
     @Override

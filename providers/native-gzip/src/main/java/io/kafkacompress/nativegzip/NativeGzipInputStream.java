@@ -11,7 +11,6 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.zip.CRC32;
 import java.util.zip.DataFormatException;
 import java.util.zip.GZIPInputStream;
@@ -38,20 +37,16 @@ final class NativeGzipInputStream extends InputStream {
 
     /** GzipCompression.wrapForInput's GZIPInputStream buffer size. */
     static final int JDK_BUFFER = 8 * 1024;
-    private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
     /** Members decoded at once into a pooled array hold at most this many bytes, see the class comment. */
     static final int WHOLE_MEMBER_MAX = 1024 * 1024;
-    /** Output arrays for whole members read in small pieces (callers that give no BufferProvider); given back on close. */
-    private static final ArrayBlockingQueue<byte[]> BUFFERS = new ArrayBlockingQueue<>(POOL_SIZE);
 
     private static final int FHCRC = 2;
     private static final int FEXTRA = 4;
     private static final int FNAME = 8;
     private static final int FCOMMENT = 16;
 
-    /** Idle raw-deflate inflaters (zlib through java.util.zip: the very inflater of the built-in codec). */
-    private static final ArrayBlockingQueue<Inflater> INFLATERS = new ArrayBlockingQueue<>(POOL_SIZE);
-
+    /** The service's inflaters and output arrays. */
+    private final GzipEngines engines;
     private final ByteBuffer source;
     private final byte[] in;
     private int inPos;
@@ -75,7 +70,8 @@ final class NativeGzipInputStream extends InputStream {
     private boolean closed;
 
     /** Parses the first member's header now, as GZIPInputStream's constructor does. */
-    NativeGzipInputStream(ByteBuffer buffer, BufferProvider bufferProvider) throws IOException {
+    NativeGzipInputStream(GzipEngines engines, ByteBuffer buffer, BufferProvider bufferProvider) throws IOException {
+        this.engines = engines;
         this.source = buffer.duplicate();
         if (buffer.hasArray()) {
             in = buffer.array();
@@ -118,8 +114,8 @@ final class NativeGzipInputStream extends InputStream {
             startJdk();
             return 0;
         }
-        Inflater inflater = INFLATERS.poll();
-        if (inflater == null) inflater = new Inflater(true);
+        Inflater inflater = engines.inflater();
+        boolean reusable = false;
         int n = 0;
         boolean whole;
         try {
@@ -130,16 +126,12 @@ final class NativeGzipInputStream extends InputStream {
                 n += k;
             }
             whole = inflater.finished() && inflater.getRemaining() == 0 && n == size;
+            reusable = true;
         } catch (DataFormatException e) {
-            inflater.end();
-            inflater = null;
             failure = new ZipException(e.getMessage() != null ? e.getMessage() : "Invalid ZLIB data format");
             throw failure;
         } finally {
-            if (inflater != null) {
-                inflater.reset();
-                if (!INFLATERS.offer(inflater)) inflater.end();
-            }
+            engines.release(inflater, reusable);
         }
         if (whole) {
             inPos = inEnd;
@@ -170,14 +162,6 @@ final class NativeGzipInputStream extends InputStream {
                 skip--;
             }
         }
-    }
-
-    /** An output array of at least {@code min} bytes, from the pool if it has one. */
-    private static byte[] takeBuffer(int min) {
-        byte[] b = BUFFERS.poll();
-        if (b != null && b.length >= min) return b;
-        if (b != null) BUFFERS.offer(b);
-        return new byte[Math.max(64 * 1024, min)];
     }
 
     /** Whether the input was decoded at once by libdeflate, once read (for tests). */
@@ -293,7 +277,7 @@ final class NativeGzipInputStream extends InputStream {
             bufferProvider.release(b);
             b = null;
         }
-        if (buffer == null) buffer = takeBuffer(size);
+        if (buffer == null) buffer = engines.outputArray(size);
         out = buffer;
         if (b != null) borrowed = b;
         else pooledOut = true;
@@ -315,7 +299,7 @@ final class NativeGzipInputStream extends InputStream {
             bufferProvider.release(borrowed);
             borrowed = null;
         }
-        if (pooledOut) BUFFERS.offer(out);
+        if (pooledOut) engines.release(out);
         out = null;
         if (jdk != null) jdk.close();
     }

@@ -35,6 +35,7 @@ final class NativeGzipOutputStream extends OutputStream {
     private static final int STREAM_BUFFER = 8 * 1024;
     private static final byte[] EMPTY = new byte[0];
 
+    private final GzipEngines engines;
     private final OutputStream out;
     private final int level;
     private byte[] buf = EMPTY;   // allocated on the first piecewise write: a whole-batch write never needs it
@@ -44,7 +45,8 @@ final class NativeGzipOutputStream extends OutputStream {
     private GzipOutputStream streaming;
     private boolean closed;
 
-    NativeGzipOutputStream(OutputStream out, int level) {
+    NativeGzipOutputStream(GzipEngines engines, OutputStream out, int level) {
+        this.engines = engines;
         this.out = out;
         this.level = level;
     }
@@ -68,7 +70,7 @@ final class NativeGzipOutputStream extends OutputStream {
             if (len <= WHOLE_MAX) {
                 // a whole batch in one write (what Kafka's provider framework does): compressed from the caller's
                 // array without copying it into this stream's buffer; written on close
-                held = GzipEngines.compressMember(level, b, off, len);
+                held = engines.compressMember(level, b, off, len);
             } else {
                 streaming = new GzipOutputStream(out, STREAM_BUFFER, level);
                 streaming.write(b, off, len);
@@ -134,7 +136,7 @@ final class NativeGzipOutputStream extends OutputStream {
             return;
         }
         try {
-            out.write(held != null ? held : GzipEngines.compressMember(level, buf, 0, count));
+            out.write(held != null ? held : engines.compressMember(level, buf, 0, count));
             out.flush();
         } finally {
             buf = null;

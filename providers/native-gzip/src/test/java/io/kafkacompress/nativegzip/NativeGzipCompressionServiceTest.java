@@ -6,11 +6,13 @@ package io.kafkacompress.nativegzip;
 
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.compress.CompressionProviders;
 import org.apache.kafka.common.compress.CompressionService;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
 
+import io.kafkacompress.testkit.Allocations;
 import io.kafkacompress.testkit.GzipMembers;
 import io.kafkacompress.testkit.TestData;
 
@@ -33,10 +35,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -509,6 +513,77 @@ public class NativeGzipCompressionServiceTest {
             in.read(new byte[100]);
             in.close();
         }
+    }
+
+    // ------------------------------------------------------------------ lifecycle and failures (issue 29)
+
+    @Test
+    void closeFreesTheServicesNativeCompressorsAndInflaters() throws IOException {
+        NativeGzipCompressionService s = new NativeGzipCompressionService();
+        s.checkAvailable();
+        byte[] small = real(16 * 1024);
+        byte[] large = real(200_000);
+        for (int level = 1; level <= 9; level++) {
+            for (byte[] batch : new byte[][] {small, large}) {
+                byte[] gz = providerCompress(s, batch, level);
+                assertArrayEquals(batch, providerDecompress(s, gz));
+            }
+        }
+        int live = s.engines().live();
+        System.out.println("[native-gzip] live native compressors and inflaters before close: " + live);
+        assertTrue(live >= 9, "a compressor per engine setting (8) and an inflater are pooled, got " + live);
+        s.close();
+        assertEquals(0, s.engines().live(), "close() frees every idle native compressor and inflater");
+    }
+
+    @Test
+    void streamsAfterCloseFailCleanlySoThatTheFrameworkFallsBack() throws IOException {
+        NativeGzipCompressionService s = new NativeGzipCompressionService();
+        s.checkAvailable();
+        byte[] batch = real(100_000);
+        OutputStream openBeforeClose = s.compressedOutputStream(new ByteArrayOutputStream(), Optional.of(6));
+        openBeforeClose.write(batch, 0, 1000);   // collected: compressed on close
+        InputStream readBeforeClose = s.decompressedInputStream(ByteBuffer.wrap(builtInCompress(batch, 6)), null);
+        s.close();
+        assertThrows(IllegalStateException.class, () -> s.compressedOutputStream(new ByteArrayOutputStream(), Optional.empty()));
+        assertThrows(IllegalStateException.class, () -> s.decompressedInputStream(ByteBuffer.wrap(builtInCompress(batch, 6)), null));
+        IOException e = assertThrows(IOException.class, openBeforeClose::close);
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        assertThrows(IOException.class, () -> readBeforeClose.read(new byte[10]));
+        // through the framework: the built-in codec serves the batch
+        Compression framework = CompressionProviders.withProvider(Compression.gzip().level(6).build(), s);
+        ByteBufferOutputStream buf = new ByteBufferOutputStream(1024);
+        try (OutputStream out = framework.wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
+            out.write(batch);
+        }
+        ByteBuffer written = buf.buffer().flip();
+        byte[] gz = new byte[written.remaining()];
+        written.get(gz);
+        assertArrayEquals(batch, builtInDecompress(gz));
+        try (InputStream in = framework.wrapForInput(ByteBuffer.wrap(gz), RecordBatch.CURRENT_MAGIC_VALUE, BufferSupplier.create())) {
+            assertArrayEquals(batch, in.readAllBytes());
+        }
+        assertEquals(0, s.engines().live());
+    }
+
+    @Test
+    void aFailedNativeAllocationIsAnIOException() {
+        // the engines return no handle (0) for a level they do not have, exactly as when malloc fails
+        AtomicInteger live = new AtomicInteger();
+        IOException isal = assertThrows(IOException.class, () -> GzipEngines.Compressor.create(GzipEngines.Engine.ISAL, 4, live));
+        assertTrue(isal.getMessage().contains("could not allocate an ISA-L compressor"), isal.getMessage());
+        IOException ld = assertThrows(IOException.class, () -> GzipEngines.Compressor.create(GzipEngines.Engine.LIBDEFLATE, 99, live));
+        assertTrue(ld.getMessage().contains("could not allocate a libdeflate compressor"), ld.getMessage());
+        assertEquals(0, live.get());
+    }
+
+    @Test
+    void trailersClaimingSixtyFourMebibytesAllocateNothingOfThatSize() throws IOException {
+        long bound = 8L * 1024 * 1024;
+        Allocations.assertBounded(SERVICE, Allocations.lyingTrailer(), bound, NativeGzipInputStream.WHOLE_MEMBER_MAX,
+            "100 KB member, trailer claiming 64 MiB");
+        Allocations.assertBounded(SERVICE, Allocations.bomb(), bound, NativeGzipInputStream.WHOLE_MEMBER_MAX,
+            "64 MiB of zeros in one member");
     }
 
     static long rssKiB() throws IOException {

@@ -4,12 +4,14 @@
  */
 package io.kafkacompress.qat;
 
+import io.kafkacompress.testkit.Allocations;
 import io.kafkacompress.testkit.GzipFuzz;
 import io.kafkacompress.testkit.GzipMembers;
 import io.kafkacompress.testkit.TestData;
 
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.compress.CompressionProviders;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
@@ -296,6 +298,88 @@ public class QatGzipCompressionServiceTest {
         long after = rssKiB();
         System.out.printf("[qat-gzip] %,d cycles: VmRSS %d KiB -> %d KiB (%+d KiB)%n", cycles, before, after, after - before);
         assertTrue(after - before < 48 * 1024, "RSS grew by " + (after - before) + " KiB");
+    }
+
+    // ------------------------------------------------------------------ lifecycle and bounds (issue 29)
+
+    static QatGzipCompressionService newAvailableService() {
+        QatGzipCompressionService s = new QatGzipCompressionService();
+        s.configure(Map.of(QatGzipCompressionService.MODE_CONFIG, "software"));
+        s.checkAvailable();
+        return s;
+    }
+
+    @Test
+    void closeEndsTheServicesQatzipSessions() throws IOException {
+        requireAvailable();
+        QatGzipCompressionService s = newAvailableService();
+        byte[] batch = real(100_000);
+        for (int level = 1; level <= 9; level++) {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            try (OutputStream out = s.compressedOutputStream(bytes, Optional.of(level))) {
+                out.write(batch);
+            }
+            try (InputStream in = s.decompressedInputStream(ByteBuffer.wrap(bytes.toByteArray()), null)) {
+                assertArrayEquals(batch, in.readAllBytes());
+            }
+        }
+        int live = s.liveSessions();
+        System.out.println("[qat-gzip] live QATzip sessions before close: " + live);
+        assertTrue(live >= 9, "a session per level is pooled, got " + live);
+        s.close();
+        assertEquals(0, s.liveSessions(), "close() ends every idle QATzip session");
+    }
+
+    @Test
+    void streamsAfterCloseFailCleanlySoThatTheFrameworkFallsBack() throws IOException {
+        requireAvailable();
+        QatGzipCompressionService s = newAvailableService();
+        byte[] batch = real(100_000);
+        OutputStream openBeforeClose = s.compressedOutputStream(new ByteArrayOutputStream(), Optional.of(6));
+        openBeforeClose.write(batch);
+        s.close();
+        assertThrows(IllegalStateException.class, () -> s.compressedOutputStream(new ByteArrayOutputStream(), Optional.empty()));
+        assertThrows(IllegalStateException.class, () -> s.decompressedInputStream(ByteBuffer.wrap(builtInCompress(batch, 6)), null));
+        IOException e = assertThrows(IOException.class, openBeforeClose::close);
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        Compression framework = CompressionProviders.withProvider(Compression.gzip().level(6).build(), s);
+        ByteBufferOutputStream buf = new ByteBufferOutputStream(1024);
+        try (OutputStream out = framework.wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
+            out.write(batch);
+        }
+        ByteBuffer written = buf.buffer();
+        written.flip();
+        byte[] gz = new byte[written.remaining()];
+        written.get(gz);
+        assertArrayEquals(batch, builtInDecompress(gz));
+        try (InputStream in = framework.wrapForInput(ByteBuffer.wrap(gz), RecordBatch.CURRENT_MAGIC_VALUE, BufferSupplier.create())) {
+            assertArrayEquals(batch, in.readAllBytes());
+        }
+        assertEquals(0, s.liveSessions());
+    }
+
+    @Test
+    void trailersClaimingSixtyFourMebibytesAllocateNothingOfThatSize() throws IOException {
+        requireAvailable();
+        long bound = 8L * 1024 * 1024;
+        Allocations.assertBounded(service, Allocations.lyingTrailer(), bound, QatGzipCompressionService.ONE_SHOT_MAX,
+            "100 KB member, trailer claiming 64 MiB");
+        Allocations.assertBounded(service, Allocations.bomb(), bound, QatGzipCompressionService.ONE_SHOT_MAX,
+            "64 MiB of zeros in one member");
+    }
+
+    @Test
+    void batchesUpToTheBoundAreDecodedIntoTheFrameworksBuffers() throws IOException {
+        requireAvailable();
+        byte[] batch = real(QatGzipCompressionService.ONE_SHOT_MAX);
+        byte[] gz = compress(batch, 6);
+        Allocations.CountingBufferProvider buffers = new Allocations.CountingBufferProvider();
+        try (InputStream in = service.decompressedInputStream(ByteBuffer.wrap(gz), buffers)) {
+            assertArrayEquals(batch, in.readAllBytes());
+        }
+        assertEquals(1, buffers.lent.get(), "one QATzip call into one lent buffer");
+        assertEquals(1, buffers.returned.get(), "given back on close");
+        assertEquals(batch.length, buffers.largest.get());
     }
 
     static long rssKiB() throws IOException {
