@@ -109,7 +109,8 @@ def evaluate_targets(t1, t3, extra, limits):
                 t[2] += ", table 3 too noisy to judge (its calibration, patched vs stock gzip, is off 1.00)"
             out.append(t)
     if not providers:
-        out.append(["gzip provider targets", "not evaluated", "no provider built into the distribution", ""])
+        why = "table 1 not run (--only)" if not t1 else "no provider built into the distribution"
+        out.append(["gzip provider targets of tables 1-4", "not evaluated", why, ""])
     # no provider configured: no table 1 row may differ from stock in CPU per MB
     pat = [r for r in t1 if r["impl"] == "patched" and r.get("status") == "ok"]
     for key, label in (("producer_ms_per_mb", "producer CPU/MB"), ("broker_ms_per_mb", "broker CPU/MB")):
