@@ -40,6 +40,18 @@ def pytest_configure(config):
                             "run by ./build.sh test --full only")
 
 
+def stop_process_group(proc):
+    """SIGTERM a process started with start_new_session=True and its children; SIGKILL after 60 s."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -158,13 +170,8 @@ class Broker:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        if self.proc:
+            stop_process_group(self.proc)
 
     def segments(self, topic, partition=0):
         return sorted((self.data / ("%s-%d" % (topic, partition))).glob("*.log"))

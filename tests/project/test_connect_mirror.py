@@ -5,13 +5,12 @@ connect-mirror-maker.sh replicates a topic between two brokers of ours. Every re
 must arrive, in order and unchanged, and the batches on disk must be gzip."""
 import os
 import re
-import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import DIST, KAFKA_VERSION, free_port, require_dist, run
+from conftest import DIST, KAFKA_VERSION, free_port, require_dist, run, stop_process_group
 
 PROVIDER = "io.kafkacompress.nativegzip.NativeGzipCompressionService"
 RECORDS = 3000
@@ -50,13 +49,7 @@ class Process:
         return self.proc.poll() is None
 
     def stop(self):
-        if self.alive():
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        stop_process_group(self.proc)
 
 
 def wait_for(what, check, process, timeout):
