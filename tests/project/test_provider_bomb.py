@@ -13,6 +13,10 @@ answer from both, the stored batches must be the same (byte for byte where the b
 and a consumer with the provider and -Xmx512m reads the gzip bombs back from our broker through the provider.
 The peak heap of our broker (from its GC log) is printed.
 
+test_bombs_from_many_producers_keep_the_heap_bounded_per_broker (issue 29, about 130 s: 60 s of traffic) floods two
+-Xmx512m brokers with 32 request handler threads, with and without the provider, from 8 producers at once: the
+provider's memory is bounded per broker, not per thread.
+
 Needs: ./build.sh (the distribution), a JDK, the stock jars under build/upstream/libs.
 """
 import glob
@@ -58,11 +62,17 @@ def bomb_client(cp, *args, heap="-Xmx2g", timeout=600):
 
 
 def peak_heap_mb(gc_logs):
-    """The most heap in use before any collection, and the most still in use after one, in MB."""
+    """The most heap in use before any collection, and the most still in use after one, in MB. G1's Remark and
+    Cleanup pauses of a concurrent cycle report the heap without collecting anything (with the garbage of a whole
+    marking cycle in it): they count for "before" only."""
     before, after = 0, 0
     for f in gc_logs:
-        for m in re.finditer(r"(\d+)M->(\d+)M\(\d+M\)", open(f, errors="replace").read()):
-            before, after = max(before, int(m.group(1))), max(after, int(m.group(2)))
+        for line in open(f, errors="replace"):
+            m = re.search(r"(\d+)M->(\d+)M\(\d+M\)", line)
+            if m:
+                before = max(before, int(m.group(1)))
+                if not re.search(r"Pause (Remark|Cleanup)", line):
+                    after = max(after, int(m.group(2)))
     return before, after
 
 
@@ -141,3 +151,50 @@ def test_many_batches_of_varied_sizes_keep_the_heap_bounded(broker_factory, tmp_
     say("%d batches (%d distinct record counts) through %s at -Xmx256m; peak heap in use %d MB, after a collection %d MB"
         % (len(sizes), len(set(sizes)), PROVIDER, heap[0], heap[1]))
     assert len(set(sizes)) >= 100, "too few distinct batch sizes to prove anything: %d" % len(set(sizes))
+
+
+def test_bombs_from_many_producers_keep_the_heap_bounded_per_broker(broker_factory, client, tmp_path):
+    """Issue 29: -Xmx512m brokers with num.io.threads=32, one with native-gzip and one without a provider, each take
+    60 s of bombs (one record of 4 to 8 MB of one repeated byte a batch: gzip, validated through the provider, and
+    lz4 into a gzip topic, recompressed through it) from 8 concurrent producers, beside a normal producer. Each
+    request handler thread gets its own buffer supplier: when each kept its own provider buffers the provider broker
+    ran out of heap. Both must answer every request without error and the provider broker's heap that survives a
+    collection must stay within the other's + 64 MB. Takes about 100 s."""
+    seconds, producers, io_threads = 60, 8, 32
+    brokers = {}
+    for label, props in (("provider", {"compression.gzip.provider": PROVIDER, "compression.gzip.provider.required": "true"}),
+                         ("none", {})):
+        props.update({"num.io.threads": str(io_threads)})
+        brokers[label] = broker_factory("flood-" + label, heap="-Xmx512m", extra_props=props,
+                                        jvm_opts=["-Xlog:gc:file=%s" % (tmp_path / ("%s-gc-%%p.log" % label))])
+        tool("kafka-topics.sh", "--bootstrap-server", brokers[label].bootstrap, "--create", "--topic", "bombs",
+             "--config", "compression.type=gzip", "--config", "max.message.bytes=104857600")
+        tool("kafka-topics.sh", "--bootstrap-server", brokers[label].bootstrap, "--create", "--topic", "normal")
+    normal = {}
+    for label, b in brokers.items():
+        normal[label] = subprocess.Popen(
+            [str(DIST / "bin" / "kafka-producer-perf-test.sh"), "--topic", "normal", "--num-records", str(seconds * 500),
+             "--throughput", "500", "--payload-file", str(DATA / "json-records.ndjson"),
+             "--producer-props", "bootstrap.servers=" + b.bootstrap, "compression.type=gzip", "acks=all",
+             "batch.size=65536", "linger.ms=5", "delivery.timeout.ms=120000"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = bomb_client(client, "flood", ",".join(b.bootstrap for b in brokers.values()), "bombs", seconds, producers,
+                      heap="-Xmx1g", timeout=seconds + 400)
+    load = open("/proc/loadavg").read().split()[:3]
+    answers = {b: (int(n), e) for b, n, e in re.findall(r"bootstrap=(\S+) requests=(\d+) errors=(\S*)", out)}
+    normal_out = {label: p.communicate(timeout=600)[0] for label, p in normal.items()}
+    heap = {label: peak_heap_mb(glob.glob(str(tmp_path / ("%s-gc-*.log" % label)))) for label in brokers}
+    for label, b in brokers.items():
+        requests, errors = answers[b.bootstrap]
+        say("flood, %s broker (-Xmx512m, num.io.threads=%d): %d bomb requests from %d producers in %d s, error codes %s; "
+            "heap in use before / after a collection at most %d / %d MB; OutOfMemoryErrors in its log: %d; load %s"
+            % (label, io_threads, requests, producers, seconds, errors, heap[label][0], heap[label][1],
+               b.output().count("OutOfMemoryError"), " ".join(load)))
+    for label, b in brokers.items():
+        requests, errors = answers[b.bootstrap]
+        assert b.proc.poll() is None, "the %s broker died:\n%s" % (label, b.output()[-4000:])
+        assert requests >= producers and errors == "0:%d" % requests, (label, answers[b.bootstrap])
+        assert "OutOfMemoryError" not in b.output(), (label, b.output()[-4000:])
+        assert "%d records sent" % (seconds * 500) in normal_out[label], (label, normal_out[label][-3000:])
+        assert "Exception" not in normal_out[label], (label, normal_out[label][-3000:])
+    assert heap["provider"][1] <= heap["none"][1] + 64, heap

@@ -22,9 +22,13 @@ import java.lang.management.ManagementFactory;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.Random;
+import java.util.TreeMap;
 
 import javax.management.ObjectName;
 
@@ -37,15 +41,112 @@ import javax.management.ObjectName;
  *   consume BOOTSTRAP TOPIC RECORDS RECORD_BYTES [PROVIDER_CLASS]
  *       reads the records back one at a time (max.poll.records=1), checks each, prints "records=<n>" and, with a
  *       provider, the gzip provider metrics of this process
+ *   flood BOOTSTRAPS TOPIC SECONDS PRODUCERS
+ *       for SECONDS, PRODUCERS connections to each broker of the comma-separated BOOTSTRAPS send produce requests
+ *       one after the other, each one batch of one record of 4 to 8 MB of one repeated byte, gzip from even
+ *       connections and lz4 from odd ones; prints "bootstrap=<b> requests=<n> errors=<code:count,...>" per broker
  */
 public class BombClient {
 
     public static void main(String[] args) throws Exception {
-        if (args[0].equals("produce"))
+        if (args[0].equals("flood"))
+            flood(args[1].split(","), args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]));
+        else if (args[0].equals("produce"))
             produce(args[1], args[2], CompressionType.forName(args[3]), Integer.parseInt(args[4]), Integer.parseInt(args[5]),
                 Long.parseLong(args[6]));
         else
             consume(args[1], args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]), args.length > 5 ? args[5] : "");
+    }
+
+    static MemoryRecords batch(CompressionType codec, byte[] value, int recordBytes, long timestamp) {
+        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(64 * 1024), RecordBatch.CURRENT_MAGIC_VALUE,
+            Compression.of(codec).build(), TimestampType.CREATE_TIME, 0L);
+        builder.append(timestamp, ByteBuffer.wrap("bomb".getBytes()), ByteBuffer.wrap(value, 0, recordBytes));
+        return builder.build();
+    }
+
+    static void flood(String[] bootstraps, String topic, int seconds, int producers) throws Exception {
+        // a few bombs of each codec, built once: the client spends its time sending, not compressing
+        byte[] value = new byte[8 * 1000 * 1000];
+        Arrays.fill(value, (byte) 'b');
+        long timestamp = System.currentTimeMillis();
+        Random random = new Random(29);
+        List<List<MemoryRecords>> bombs = new ArrayList<>();
+        for (CompressionType codec : new CompressionType[] {CompressionType.GZIP, CompressionType.LZ4}) {
+            List<MemoryRecords> batches = new ArrayList<>();
+            for (int i = 0; i < 8; i++)
+                batches.add(batch(codec, value, 4 * 1000 * 1000 + random.nextInt(4 * 1000 * 1000 + 1), timestamp));
+            bombs.add(batches);
+        }
+        long deadline = System.currentTimeMillis() + seconds * 1000L;
+        List<Thread> threads = new ArrayList<>();
+        List<Map<Short, Integer>> answers = new ArrayList<>();
+        List<Throwable> failures = new ArrayList<>();
+        for (String bootstrap : bootstraps) {
+            for (int p = 0; p < producers; p++) {
+                Map<Short, Integer> counts = new TreeMap<>();
+                answers.add(counts);
+                List<MemoryRecords> batches = bombs.get(p % 2);
+                int producer = p;
+                Thread thread = new Thread(() -> {
+                    String[] hostPort = bootstrap.split(":");
+                    try (Socket socket = new Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
+                        socket.setSoTimeout(180_000);
+                        DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+                        DataInputStream in = new DataInputStream(socket.getInputStream());
+                        for (int i = 0; System.currentTimeMillis() < deadline; i++) {
+                            short error = send(out, in, "bomb-" + producer, i, topic, batches.get((producer + i) % batches.size()));
+                            counts.merge(error, 1, Integer::sum);
+                        }
+                    } catch (Throwable t) {
+                        synchronized (failures) {
+                            failures.add(t);
+                        }
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+        }
+        for (Thread thread : threads)
+            thread.join();
+        for (Throwable t : failures)
+            t.printStackTrace();
+        for (int b = 0; b < bootstraps.length; b++) {
+            Map<Short, Integer> total = new TreeMap<>();
+            for (int p = 0; p < producers; p++)
+                answers.get(b * producers + p).forEach((k, v) -> total.merge(k, v, Integer::sum));
+            int requests = total.values().stream().mapToInt(Integer::intValue).sum();
+            StringBuilder errors = new StringBuilder();
+            total.forEach((k, v) -> errors.append(errors.length() == 0 ? "" : ",").append(k).append(':').append(v));
+            System.out.println("bootstrap=" + bootstraps[b] + " requests=" + requests + " errors=" + errors);
+        }
+        if (!failures.isEmpty())
+            System.exit(1);
+    }
+
+    static short send(DataOutputStream out, DataInputStream in, String clientId, int correlationId, String topic,
+                      MemoryRecords batch) throws Exception {
+        ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(120_000);
+        ProduceRequestData.TopicProduceData topicData = new ProduceRequestData.TopicProduceData().setName(topic);
+        topicData.partitionData().add(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(MemoryRecords.readableRecords(batch.buffer())));
+        data.topicData().add(topicData);
+        short version = 12;
+        ProduceRequest request = new ProduceRequest.Builder(version, version, data).build(version);
+        RequestHeader header = new RequestHeader(ApiKeys.PRODUCE, version, clientId, correlationId);
+        ByteBuffer bytes = request.serializeWithHeader(header);
+        out.writeInt(bytes.remaining());
+        out.write(bytes.array(), bytes.arrayOffset() + bytes.position(), bytes.remaining());
+        out.flush();
+        byte[] response = new byte[in.readInt()];
+        in.readFully(response);
+        ProduceResponse parsed = (ProduceResponse) AbstractResponse.parseResponse(ByteBuffer.wrap(response), header);
+        short error = 0;
+        for (ProduceResponseData.TopicProduceResponse t : parsed.data().responses())
+            for (ProduceResponseData.PartitionProduceResponse p : t.partitionResponses())
+                if (p.errorCode() != 0)
+                    error = p.errorCode();
+        return error;
     }
 
     static void produce(String bootstrap, String topic, CompressionType codec, int records, int recordBytes, long timestamp)
