@@ -1,0 +1,129 @@
+"""The broker's per-topic compression metrics (BrokerTopicMetrics UncompressedBytesInPerSec and
+RecompressionBytesInPerSec/RecompressionBytesOutPerSec/RecompressionTimeNsPerSec, the series' last patch) on a
+running broker, read over JMX with kafka-jmx.sh: lz4 batches kept as received, rewritten uncompressed and
+rewritten in zstd; each figure is checked against the log itself (kafka-dump-log.sh, segment sizes), and the
+topics' metrics go away with the topics."""
+import re
+import time
+
+from conftest import DATA, DIST, free_port, require_dist, run, tool
+
+RECORDS = 1500
+BATCH = re.compile(r"baseOffset: (\d+) lastOffset: (\d+) count: (\d+) .*size: (\d+) magic: \d+ "
+                   r"compresscodec: (\w+)")
+RECORD = re.compile(r"\| offset: (\d+) CreateTime: (\d+) keySize: (-?\d+) valueSize: (-?\d+) .*headerKeys: \[\]")
+METRICS = ("BytesInPerSec", "UncompressedBytesInPerSec", "RecompressionBytesInPerSec",
+           "RecompressionBytesOutPerSec", "RecompressionTimeNsPerSec")
+
+
+def jmx_counts(jmx_port):
+    """{(metric name, topic or None): Count} of every kafka.server:type=BrokerTopicMetrics meter."""
+    out = run([str(DIST / "bin" / "kafka-jmx.sh"), "--jmx-url",
+               "service:jmx:rmi:///jndi/rmi://127.0.0.1:%d/jmxrmi" % jmx_port,
+               "--object-name", "kafka.server:type=BrokerTopicMetrics,*", "--attributes", "Count",
+               "--one-time", "true", "--report-format", "properties"], timeout=120).stdout
+    counts = {}
+    for line in out.splitlines():
+        m = re.match(r"kafka\.server:type=BrokerTopicMetrics,name=(\w+)(?:,topic=([^:]+))?:Count=(\d+)", line)
+        if m:
+            counts[(m.group(1), m.group(2))] = int(m.group(3))
+    assert counts, "no BrokerTopicMetrics over JMX:\n" + out[-3000:]
+    return counts
+
+
+def varint_size(value, bits=32):
+    value = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)   # zigzag, as ByteUtils.writeVarint
+    size = 1
+    while value >= 0x80:
+        value >>= 7
+        size += 1
+    return size
+
+
+def uncompressed_batch_sizes(segment):
+    """The size of every batch of a segment as an uncompressed v2 batch: the 61-byte batch header and each record
+    as DefaultRecord.sizeInBytes counts it, from the fields kafka-dump-log.sh --deep-iteration prints."""
+    out = tool("kafka-dump-log.sh", "--deep-iteration", "--files", str(segment)).stdout
+    sizes, batch, base_timestamp = [], None, None
+    for line in out.splitlines():
+        m = BATCH.search(line)
+        if m:
+            batch, base_timestamp = int(m.group(1)), None
+            sizes.append(61)
+            continue
+        m = RECORD.search(line)
+        if m:
+            offset, timestamp, key, value = (int(g) for g in m.groups())
+            if base_timestamp is None:
+                base_timestamp = timestamp    # the producer's first record sets the batch's base timestamp
+            body = (1 + varint_size(timestamp - base_timestamp, 64) + varint_size(offset - batch)
+                    + (1 if key < 0 else varint_size(key) + key)
+                    + (1 if value < 0 else varint_size(value) + value) + varint_size(0))
+            sizes[-1] += varint_size(body) + body
+    assert sizes, out[-3000:]
+    return sizes
+
+
+def log_bytes(b, topic):
+    return sum(s.stat().st_size for s in b.segments(topic))
+
+
+def test_compression_metrics_per_topic(broker_factory):
+    require_dist()
+    jmx_port = free_port()
+    b = broker_factory(env={"JMX_PORT": str(jmx_port), "KAFKA_JMX_OPTS": (
+        "-Dcom.sun.management.jmxremote -Dcom.sun.management.jmxremote.authenticate=false "
+        "-Dcom.sun.management.jmxremote.ssl=false -Dcom.sun.management.jmxremote.host=127.0.0.1 "
+        "-Djava.rmi.server.hostname=127.0.0.1")})
+    topics = {"kept": "producer", "plain": "uncompressed", "dense": "zstd"}
+    values = [l.strip() for l in open(DATA / "json-records.ndjson")][:RECORDS]
+    for topic, codec in topics.items():
+        tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", topic,
+             "--partitions", "1", "--replication-factor", "1", "--config", "compression.type=" + codec)
+        tool("kafka-console-producer.sh", "--bootstrap-server", b.bootstrap, "--topic", topic,
+             "--compression-codec", "lz4", "--producer-property", "acks=all", "--producer-property",
+             "linger.ms=50", "--producer-property", "batch.size=65536", input="".join(v + "\n" for v in values))
+
+    counts = jmx_counts(jmx_port)
+    kept = {n: counts.get((n, "kept")) for n in METRICS}
+    plain = {n: counts.get((n, "plain")) for n in METRICS}
+    dense = {n: counts.get((n, "dense")) for n in METRICS}
+    print("JMX counts: kept %s, plain %s, dense %s" % (kept, plain, dense))
+
+    # lz4 kept as received: what came in is on disk; its uncompressed size is what the records take in a v2 batch
+    [segment] = b.segments("kept")
+    assert kept["BytesInPerSec"] == segment.stat().st_size
+    assert kept["UncompressedBytesInPerSec"] == sum(uncompressed_batch_sizes(segment))
+    ratio = kept["BytesInPerSec"] / kept["UncompressedBytesInPerSec"]
+    print("kept: lz4 ratio %.3f (%d of %d bytes)" % (ratio, kept["BytesInPerSec"], kept["UncompressedBytesInPerSec"]))
+    assert 0.1 < ratio < 0.5
+    assert kept["RecompressionBytesInPerSec"] is None and kept["RecompressionTimeNsPerSec"] is None
+
+    # rewritten uncompressed: on disk is exactly the uncompressed size the validator counted
+    assert plain["UncompressedBytesInPerSec"] == log_bytes(b, "plain")
+    assert plain["RecompressionBytesInPerSec"] == plain["BytesInPerSec"]
+    assert plain["RecompressionBytesOutPerSec"] == log_bytes(b, "plain")
+    assert plain["RecompressionTimeNsPerSec"] > 0
+
+    # rewritten in zstd: every batch counted before and after, the rewrite smaller than the lz4 it replaced
+    assert dense["RecompressionBytesInPerSec"] == dense["BytesInPerSec"]
+    assert dense["RecompressionBytesOutPerSec"] == log_bytes(b, "dense")
+    assert dense["RecompressionBytesOutPerSec"] < dense["RecompressionBytesInPerSec"]
+    assert dense["RecompressionTimeNsPerSec"] > 0
+
+    # the all-topics meters hold at least the three topics' sums
+    for name in METRICS[1:]:
+        assert counts[(name, None)] >= sum(t[name] or 0 for t in (kept, plain, dense)), name
+
+    # deleting a topic removes its metrics, as it removes BytesInPerSec's; the all-topics ones stay
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--delete", "--topic", "dense")
+    deadline = time.time() + 60
+    while True:
+        counts = jmx_counts(jmx_port)
+        left = [k for k in counts if k[1] == "dense"]
+        if not left or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert left == [], left
+    assert counts[("UncompressedBytesInPerSec", "kept")] == kept["UncompressedBytesInPerSec"]
+    assert all((name, None) in counts for name in METRICS)
