@@ -6,18 +6,16 @@ topics' metrics go away with the topics."""
 import re
 import time
 
-from conftest import DATA, DIST, free_port, require_dist, run, tool
+from conftest import DATA, DIST, dump_deep, free_port, require_dist, run, tool
 
 RECORDS = 1500
-BATCH = re.compile(r"baseOffset: (\d+) lastOffset: (\d+) count: (\d+) .*size: (\d+) magic: \d+ "
-                   r"compresscodec: (\w+)")
-RECORD = re.compile(r"\| offset: (\d+) CreateTime: (\d+) keySize: (-?\d+) valueSize: (-?\d+) .*headerKeys: \[\]")
 METRICS = ("BytesInPerSec", "UncompressedBytesInPerSec", "RecompressionBytesInPerSec",
            "RecompressionBytesOutPerSec", "RecompressionTimeNsPerSec")
 
 
-def jmx_counts(jmx_port):
-    """{(metric name, topic or None): Count} of every kafka.server:type=BrokerTopicMetrics meter."""
+def jmx_counts(jmx_port, show=()):
+    """{(metric name, topic or None): Count} of every kafka.server:type=BrokerTopicMetrics meter; prints
+    kafka-jmx.sh's lines of the topics in show (docs/metrics.md quotes them)."""
     out = run([str(DIST / "bin" / "kafka-jmx.sh"), "--jmx-url",
                "service:jmx:rmi:///jndi/rmi://127.0.0.1:%d/jmxrmi" % jmx_port,
                "--object-name", "kafka.server:type=BrokerTopicMetrics,*", "--attributes", "Count",
@@ -27,41 +25,10 @@ def jmx_counts(jmx_port):
         m = re.match(r"kafka\.server:type=BrokerTopicMetrics,name=(\w+)(?:,topic=([^:]+))?:Count=(\d+)", line)
         if m:
             counts[(m.group(1), m.group(2))] = int(m.group(3))
+            if m.group(2) in show and m.group(1) in METRICS:
+                print(line)
     assert counts, "no BrokerTopicMetrics over JMX:\n" + out[-3000:]
     return counts
-
-
-def varint_size(value, bits=32):
-    value = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)   # zigzag, as ByteUtils.writeVarint
-    size = 1
-    while value >= 0x80:
-        value >>= 7
-        size += 1
-    return size
-
-
-def uncompressed_batch_sizes(segment):
-    """The size of every batch of a segment as an uncompressed v2 batch: the 61-byte batch header and each record
-    as DefaultRecord.sizeInBytes counts it, from the fields kafka-dump-log.sh --deep-iteration prints."""
-    out = tool("kafka-dump-log.sh", "--deep-iteration", "--files", str(segment)).stdout
-    sizes, batch, base_timestamp = [], None, None
-    for line in out.splitlines():
-        m = BATCH.search(line)
-        if m:
-            batch, base_timestamp = int(m.group(1)), None
-            sizes.append(61)
-            continue
-        m = RECORD.search(line)
-        if m:
-            offset, timestamp, key, value = (int(g) for g in m.groups())
-            if base_timestamp is None:
-                base_timestamp = timestamp    # the producer's first record sets the batch's base timestamp
-            body = (1 + varint_size(timestamp - base_timestamp, 64) + varint_size(offset - batch)
-                    + (1 if key < 0 else varint_size(key) + key)
-                    + (1 if value < 0 else varint_size(value) + value) + varint_size(0))
-            sizes[-1] += varint_size(body) + body
-    assert sizes, out[-3000:]
-    return sizes
 
 
 def log_bytes(b, topic):
@@ -84,7 +51,7 @@ def test_compression_metrics_per_topic(broker_factory):
              "--compression-codec", "lz4", "--producer-property", "acks=all", "--producer-property",
              "linger.ms=50", "--producer-property", "batch.size=65536", input="".join(v + "\n" for v in values))
 
-    counts = jmx_counts(jmx_port)
+    counts = jmx_counts(jmx_port, show=("kept", "dense"))
     kept = {n: counts.get((n, "kept")) for n in METRICS}
     plain = {n: counts.get((n, "plain")) for n in METRICS}
     dense = {n: counts.get((n, "dense")) for n in METRICS}
@@ -93,7 +60,7 @@ def test_compression_metrics_per_topic(broker_factory):
     # lz4 kept as received: what came in is on disk; its uncompressed size is what the records take in a v2 batch
     [segment] = b.segments("kept")
     assert kept["BytesInPerSec"] == segment.stat().st_size
-    assert kept["UncompressedBytesInPerSec"] == sum(uncompressed_batch_sizes(segment))
+    assert kept["UncompressedBytesInPerSec"] == sum(uncompressed for _, uncompressed, _, _ in dump_deep(segment))
     ratio = kept["BytesInPerSec"] / kept["UncompressedBytesInPerSec"]
     print("kept: lz4 ratio %.3f (%d of %d bytes)" % (ratio, kept["BytesInPerSec"], kept["UncompressedBytesInPerSec"]))
     assert 0.1 < ratio < 0.5
