@@ -1,8 +1,9 @@
 """The broker's per-topic compression metrics (BrokerTopicMetrics UncompressedBytesInPerSec and
 RecompressionBytesInPerSec/RecompressionBytesOutPerSec/RecompressionTimeNsPerSec, the series' last patch) on a
 running broker, read over JMX with kafka-jmx.sh: lz4 batches kept as received, rewritten uncompressed and
-rewritten in zstd; each figure is checked against the log itself (kafka-dump-log.sh, segment sizes), and the
-topics' metrics go away with the topics."""
+rewritten in zstd; each figure is checked against the log itself (kafka-dump-log.sh, segment sizes), the
+advisor shows them (--jmx-url), and the topics' metrics go away with the topics."""
+import json
 import re
 import time
 
@@ -77,6 +78,20 @@ def test_compression_metrics_per_topic(broker_factory):
     assert dense["RecompressionBytesOutPerSec"] == log_bytes(b, "dense")
     assert dense["RecompressionBytesOutPerSec"] < dense["RecompressionBytesInPerSec"]
     assert dense["RecompressionTimeNsPerSec"] > 0
+
+    # the advisor shows the topic's live ratio from the same meters (--jmx-url)
+    advisor = [str(DIST / "bin" / "kafka-compression-advisor.sh"), "--bootstrap-server", b.bootstrap, "--topic", "dense",
+               "--jmx-url", "service:jmx:rmi:///jndi/rmi://127.0.0.1:%d/jmxrmi" % jmx_port, "--codecs", "zstd",
+               "--providers", "none", "--max-records", "300", "--warmup-bytes", str(1 << 18), "--no-progress"]
+    [line] = [l for l in run(advisor, timeout=300).stdout.splitlines() if l.startswith("Live on the broker")]
+    print(line)
+    assert "%s bytes in for %s uncompressed" % ("{:,}".format(dense["BytesInPerSec"]),
+                                                "{:,}".format(dense["UncompressedBytesInPerSec"])) in line, line
+    advised = json.loads(run(advisor + ["--format", "json"], timeout=300).stdout)["broker_metrics"]
+    print("advisor broker_metrics:", advised)
+    assert advised["UncompressedBytesInPerSec"] == dense["UncompressedBytesInPerSec"]
+    assert advised["RecompressionBytesOutPerSec"] == dense["RecompressionBytesOutPerSec"]
+    assert advised["size_ratio"] == dense["BytesInPerSec"] / dense["UncompressedBytesInPerSec"]
 
     # the all-topics meters hold at least the three topics' sums
     for name in METRICS[1:]:
