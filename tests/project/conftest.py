@@ -86,6 +86,47 @@ STOCK_CLASSES = {
 }
 
 
+def zigzag_size(n):
+    """Bytes of a zig-zag varint/varlong (Kafka's ByteUtils.sizeOfVarint/sizeOfVarlong)."""
+    v = (n << 1) ^ (n >> 63)
+    size = 1
+    while v >= 0x80:
+        v >>= 7
+        size += 1
+    return size
+
+
+def dump_deep(segment):
+    """[(records, uncompressed size, stored size, codec)] per batch of a segment, from kafka-dump-log.sh
+    --deep-iteration: the uncompressed size is the batch header (61 bytes) plus each record's size as
+    DefaultRecord.sizeInBytes computes it from the key and value sizes, offset and timestamp deltas (records
+    without headers only: it checks that they have none)."""
+    out = tool("kafka-dump-log.sh", "--deep-iteration", "--files", str(segment)).stdout
+    batches = []
+    current = None
+    for line in out.splitlines():
+        f = line.split()
+        kv = {f[i].rstrip(":"): f[i + 1] for i in range(0, len(f) - 1) if f[i].endswith(":")}
+        if line.startswith("baseOffset:"):
+            current = {"base": int(kv["baseOffset"]), "count": int(kv["count"]), "stored": int(kv["size"]),
+                       "codec": kv["compresscodec"], "records": [], "first_ts": None}
+            batches.append(current)
+        elif line.startswith("| offset:"):
+            assert kv["headerKeys"] == "[]", line
+            ts = int(kv["CreateTime"])
+            if current["first_ts"] is None:
+                current["first_ts"] = ts
+            key, value = int(kv["keySize"]), int(kv["valueSize"])
+            body = 1 + zigzag_size(ts - current["first_ts"]) + zigzag_size(int(kv["offset"]) - current["base"]) \
+                + zigzag_size(key) + max(key, 0) + zigzag_size(value) + max(value, 0) + zigzag_size(0)
+            current["records"].append(body + zigzag_size(body))
+    result = []
+    for b in batches:
+        assert len(b["records"]) == b["count"], b["base"]
+        result.append((b["count"], 61 + sum(b["records"]), b["stored"], b["codec"]))
+    return result
+
+
 class Broker:
     """A single-node KRaft broker (broker+controller) in its own directory."""
 

@@ -9,7 +9,7 @@ import statistics
 
 import pytest
 
-from conftest import DATA, DIST, require_dist, run, tool
+from conftest import DATA, DIST, dump_deep, require_dist, run, tool
 
 RECORDS = DATA / "json-records.ndjson"
 # settings compared with a broker: every codec, the default levels and the ends of the ranges
@@ -199,47 +199,6 @@ def test_samples_a_topic_without_a_group_on_a_stock_broker(broker_factory, tmp_p
     # and the records are still there for real consumers from offset 0
     offsets = tool("kafka-get-offsets.sh", "--bootstrap-server", b.bootstrap, "--topic", "events").stdout
     assert sum(int(l.split(":")[2]) for l in offsets.split()) == len(lines)
-
-
-def zigzag_size(n):
-    """Bytes of a zig-zag varint/varlong (Kafka's ByteUtils.sizeOfVarint/sizeOfVarlong)."""
-    v = (n << 1) ^ (n >> 63)
-    size = 1
-    while v >= 0x80:
-        v >>= 7
-        size += 1
-    return size
-
-
-def dump_deep(segment):
-    """[(records, uncompressed size, stored size, codec)] per batch of a segment, from kafka-dump-log.sh
-    --deep-iteration: the uncompressed size is the batch header (61 bytes) plus each record's size as
-    DefaultRecord.sizeInBytes computes it from the key and value sizes, offset and timestamp deltas (no headers
-    here; the test's producers send none)."""
-    out = tool("kafka-dump-log.sh", "--deep-iteration", "--files", str(segment)).stdout
-    batches = []
-    current = None
-    for line in out.splitlines():
-        f = line.split()
-        kv = {f[i].rstrip(":"): f[i + 1] for i in range(0, len(f) - 1) if f[i].endswith(":")}
-        if line.startswith("baseOffset:"):
-            current = {"base": int(kv["baseOffset"]), "count": int(kv["count"]), "stored": int(kv["size"]),
-                       "codec": kv["compresscodec"], "records": [], "first_ts": None}
-            batches.append(current)
-        elif line.startswith("| offset:"):
-            assert kv["headerKeys"] == "[]", line
-            ts = int(kv["CreateTime"])
-            if current["first_ts"] is None:
-                current["first_ts"] = ts
-            key, value = int(kv["keySize"]), int(kv["valueSize"])
-            body = 1 + zigzag_size(ts - current["first_ts"]) + zigzag_size(int(kv["offset"]) - current["base"]) \
-                + zigzag_size(key) + max(key, 0) + zigzag_size(value) + max(value, 0) + zigzag_size(0)
-            current["records"].append(body + zigzag_size(body))
-    result = []
-    for b in batches:
-        assert len(b["records"]) == b["count"], b["base"]
-        result.append((b["count"], 61 + sum(b["records"]), b["stored"], b["codec"]))
-    return result
 
 
 # producers with a known batch setting: small batches sent at once, and full ones given time to fill

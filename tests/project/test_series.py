@@ -136,7 +136,8 @@ def test_series_is_numbered_in_order_with_one_author_and_short_subjects():
         author, subject, _ = header(name)
         authors.add(author)
         assert len(subject) < 72, "subject of %s is %d characters" % (name, len(subject))
-        assert re.match(r"(KIP-\d+|KAFKA-\d+): \S", subject), subject
+        # a ticket when there is one; a patch with no KIP or JIRA ticket says what it does without a prefix
+        assert re.match(r"((KIP-\d+|KAFKA-\d+): )?[A-Z]\S", subject), subject
     assert authors == {"Kafka compression distribution <build@localhost>"}, authors
 
 

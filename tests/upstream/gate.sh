@@ -37,12 +37,15 @@ PACKAGES=(
 # Test classes of the code the series changes that upstream keeps in another
 # module's package (the Scala log cleaner tests exercise storage's Cleaner), and
 # of the Scala code the series changes in core (the broker's request handlers
-# and LogManager, patch 0015), which the package scan of Java files misses.
+# and LogManager, patch 0015; ReplicaManager's compression metrics, patch 0023), which the package scan of Java
+# files misses.
 CLASSES=(
     kafka.log.LogCleanerTest
     kafka.log.LogCleanerParameterizedIntegrationTest
     kafka.log.LogManagerTest
     kafka.server.KafkaRequestHandlerTest
+    kafka.server.ReplicaManagerTest
+    kafka.metrics.MetricsTest
 )
 if [[ $# -gt 0 ]]; then
     PACKAGES=()

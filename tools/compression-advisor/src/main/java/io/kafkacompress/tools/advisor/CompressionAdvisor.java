@@ -95,6 +95,10 @@ public final class CompressionAdvisor {
             .help("The topic whose records are sampled (with --bootstrap-server); also named in the kafka-configs.sh line.");
         parser.addArgument("--command-config").action(store()).type(String.class).metavar("CONFIG_FILE").dest("commandConfig")
             .help("Client properties (security settings and the like) for the consumer and admin client.");
+        parser.addArgument("--jmx-url").action(store()).type(String.class).metavar("URL[,URL...]").dest("jmxUrl")
+            .help("With --topic: the JMX service URL of each broker leading the topic's partitions (e.g. "
+                + "service:jmx:rmi:///jndi/rmi://HOST:PORT/jmxrmi for a broker started with JMX_PORT), to show the topic's "
+                + "live compression ratio from the brokers' BrokerTopicMetrics beside the measurements.");
         parser.addArgument("--input").action(store()).type(String.class).metavar("FILE")
             .help("Measure the records of this file, one record (value) per line, as kafka-producer-perf-test.sh --payload-file, " +
                 "instead of sampling a topic.");
@@ -247,6 +251,14 @@ public final class CompressionAdvisor {
                     real.batches, real.uncompressedPercentile(50), real.recordsPercentile(50), real.codec());
         }
         err.printf(Locale.ROOT, "[advisor] %d records, %s, from %s%n", sample.size(), bytes(sample.bytes), sample.source);
+        BrokerMetrics live = null;
+        if (ns.getString("jmxUrl") != null && topic != null) {
+            try {
+                live = BrokerMetrics.read(List.of(ns.getString("jmxUrl").split(",")), topic);
+            } catch (IOException | javax.management.JMException | RuntimeException e) {
+                err.println("[advisor] WARN: cannot read the topic's metrics over JMX (" + e + "): no live ratio");
+            }
+        }
 
         // measure: at each --batch-size as a producer cuts batches, and at the size the topic's own batches have
         Measurement measurement = new Measurement(sample, repeats, ns.getLong("warmupBytes"), progressBar::advance);
@@ -328,7 +340,7 @@ public final class CompressionAdvisor {
 
         Advice advice = new Advice(results, ns.getString("goal"));
         Report report = new Report(sample, advice, sizing, bootstrap, topic, topicConfig, skippedProviders, provided,
-            real, today, realSkipped, batchSizes);
+            real, today, realSkipped, batchSizes, live);
         switch (ns.getString("format")) {
             case "json": report.json(out); break;
             case "csv": report.csv(out); break;

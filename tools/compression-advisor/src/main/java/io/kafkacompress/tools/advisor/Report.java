@@ -46,10 +46,12 @@ final class Report {
     private final CompressionAdvisor.Today today;
     private final String realSkipped;        // why the settings were not measured at the real batch size, or null
     private final List<Integer> batchSizes;
+    private final BrokerMetrics live;        // null: no --jmx-url, or not read
 
     Report(Sample sample, Advice advice, Sizing sizing, String bootstrap, String topic, Map<String, String> topicConfig,
            List<String> skippedProviders, List<Setting> provided, RealBatches real, CompressionAdvisor.Today today,
-           String realSkipped, List<Integer> batchSizes) {
+           String realSkipped, List<Integer> batchSizes, BrokerMetrics live) {
+        this.live = live;
         this.real = real;
         this.today = today;
         this.realSkipped = realSkipped;
@@ -191,6 +193,10 @@ final class Report {
         }
         for (String line : batchGain())
             out.println(line);
+        if (live != null) {
+            out.println();
+            out.println(live.line());
+        }
     }
 
     private String codecs() {
@@ -343,6 +349,8 @@ final class Report {
             m.put("today", t);
             m.put("batch_gains", batchGains());
         }
+        if (live != null)
+            m.put("broker_metrics", live.json());
         m.put("providers", new ArrayList<>(providers));
         m.put("providers_skipped", skippedProviders);
         Map<String, Object> z = new LinkedHashMap<>();
