@@ -176,7 +176,8 @@ final class GzipEngines implements AutoCloseable {
          */
         static ZngInflater create(AtomicInteger live) throws IOException {
             long h = NativeGzip.zngInflaterNew();
-            if (h == 0) throw new IOException("native gzip: could not allocate a zlib-ng inflater (out of native memory?)");
+            if (h == 0)
+                throw new IOException("native gzip: could not allocate a zlib-ng inflater (out of native memory?)");
             live.incrementAndGet();
             return new ZngInflater(h, live);
         }
@@ -241,6 +242,11 @@ final class GzipEngines implements AutoCloseable {
 
     void release(byte[] outputArray) {
         outputArrays.release(outputArray);
+    }
+
+    /** Idle zlib-ng and zlib inflaters (for tests). */
+    int[] idleInflaters() {
+        return new int[] {inflaters.idle(), zlibInflaters.idle()};
     }
 
     /** Native compressors and inflaters created by this object and not yet freed or ended. */
