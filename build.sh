@@ -104,7 +104,9 @@ default-jdk-headless      build   jdk17        javac, jar, java 17+ (bookworm: 1
 maven                     build   cmd:mvn      builds the patched modules and the providers
 git                       build   cmd:git      kafka/ is a git repository: pristine upstream + git am of the series
 unzip                     build   cmd:unzip    unpacks the upstream source artifacts
-gcc                       build   cmd:gcc      compiles native-gzip's JNI glue (and psutil, for ducktape)
+gcc                       build   cmd:gcc      compiles native-gzip's JNI glue and zlib-ng (and psutil, for ducktape)
+make                      build   cmd:make     builds zlib-ng, native-gzip's inflater, from its pinned source
+curl                      build   cmd:curl     fetches that source (PyPI's sdist of zlib-ng, SHA-256 checked, kept in build/)
 libc6-dev                 build   -            C library headers for that
 libisal-dev               build   -            ISA-L headers (native-gzip; pulls in libisal2)
 libdeflate-dev            build   -            libdeflate headers (native-gzip; pulls in libdeflate0)
@@ -449,6 +451,8 @@ native_gzip_problem() {
         echo "it is built for Linux x86_64 only, this is $(uname -s) $(uname -m)"
     elif ! command -v gcc >/dev/null 2>&1; then
         echo "no C compiler (apt-get install gcc libc6-dev)"
+    elif ! command -v make >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1; then
+        echo "make or curl is missing, to fetch and build zlib-ng (apt-get install make curl)"
     elif ! printf '#include <isa-l/igzip_lib.h>\n#include <libdeflate.h>\n' \
             | gcc -fsyntax-only -x c - >/dev/null 2>&1; then
         echo "the ISA-L or libdeflate headers are missing (apt-get install libisal-dev libdeflate-dev)"

@@ -1,15 +1,21 @@
 /*
- * JNI glue between io.kafkacompress.nativegzip.NativeGzip and two deflate engines:
- * ISA-L (libisal.so.2) and libdeflate (libdeflate.so.0).
+ * JNI glue between io.kafkacompress.nativegzip.NativeGzip and three deflate engines:
+ * ISA-L (libisal.so.2) and libdeflate (libdeflate.so.0), which compress, and zlib-ng,
+ * which inflates.
  *
- * The engines are resolved with dlopen()/dlsym() when Java calls init(), not linked:
- * this library always loads, and a host without the engines gets an error message
+ * ISA-L and libdeflate are resolved with dlopen()/dlsym() when Java calls init(), not
+ * linked: this library always loads, and a host without them gets an error message
  * (reported by checkAvailable()) instead of an UnsatisfiedLinkError or a crash.
  *
- * The engines compress (decompression is zlib's, through java.util.zip, as in Kafka's
- * built-in codec: see NativeGzipInputStream). Every entry point works on a whole batch:
- * no per-byte native calls. Native state (compressors) is owned by a handle that Java
- * keeps in a pool and uses from one thread at a time.
+ * zlib-ng 2.1.5 (built from source by zlib-ng.sh) is linked in statically with its
+ * symbols hidden (-Wl,--exclude-libs,ALL): nothing new at run time. Its inflate keeps
+ * zlib's checks (the same inflate.c/inftrees.c state machine and messages), so it
+ * rejects exactly what Kafka's built-in codec (zlib through java.util.zip) rejects;
+ * libdeflate's and ISA-L's inflaters accept some invalid deflate data (see the README).
+ *
+ * Every entry point works on a whole batch: no per-byte native calls. Native state
+ * (compressors, inflaters) is owned by a handle that Java keeps in a pool and uses from
+ * one thread at a time.
  */
 #include <jni.h>
 #include <dlfcn.h>
@@ -19,6 +25,7 @@
 #include <stdio.h>
 #include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
+#include <zlib-ng.h>
 
 static __typeof__(&isal_deflate_init) p_isal_deflate_init;
 static __typeof__(&isal_deflate) p_isal_deflate;
@@ -150,4 +157,69 @@ JNIEXPORT jint JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_isalGzip(JNIE
     (*env)->ReleasePrimitiveArrayCritical(env, out, o, 0);
     (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT);
     return result;
+}
+
+/* ---------------------------------------------------------------- zlib-ng inflate */
+
+/* A raw-deflate (windowBits -15) inflater, or 0 if it cannot be allocated. */
+JNIEXPORT jlong JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_zngInflaterNew(JNIEnv *env, jclass cls) {
+    zng_stream *s = calloc(1, sizeof(zng_stream));
+    if (!s) return 0;
+    if (zng_inflateInit2(s, -15) != Z_OK) {
+        free(s);
+        return 0;
+    }
+    return (jlong)(intptr_t)s;
+}
+
+JNIEXPORT void JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_zngInflaterFree(JNIEnv *env, jclass cls, jlong h) {
+    zng_stream *s = (zng_stream *)(intptr_t)h;
+    if (!s) return;
+    zng_inflateEnd(s);
+    free(s);
+}
+
+/*
+ * Inflates the raw deflate data in[inOff, inOff+inLen) into out[outOff, outOff+outLen) in one zng_inflate call
+ * (Z_FINISH: no sliding window is kept when the stream ends in this call) from a reset stream. Returns, when >= 0:
+ * the bytes written | ZNG_END (the final block ended) | ZNG_INPUT_DONE (no input left after it); else
+ * ZNG_CORRUPT (the message: zngMessage), ZNG_NOMEM, ZNG_PIN (the JVM could not pin the arrays) or ZNG_OTHER.
+ */
+#define ZNG_END        (1LL << 32)
+#define ZNG_INPUT_DONE (1LL << 33)
+#define ZNG_CORRUPT    (-1)
+#define ZNG_NOMEM      (-2)
+#define ZNG_PIN        (-3)
+#define ZNG_OTHER      (-4)
+
+JNIEXPORT jlong JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_zngInflate(JNIEnv *env, jclass cls, jlong h,
+        jbyteArray in, jint inOff, jint inLen, jbyteArray out, jint outOff, jint outLen) {
+    zng_stream *s = (zng_stream *)(intptr_t)h;
+    if (zng_inflateReset(s) != Z_OK) return ZNG_OTHER;
+    jbyte *i = (*env)->GetPrimitiveArrayCritical(env, in, NULL);
+    if (!i) return ZNG_PIN;
+    jbyte *o = (*env)->GetPrimitiveArrayCritical(env, out, NULL);
+    if (!o) { (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT); return ZNG_PIN; }
+    s->next_in = (const uint8_t *)(i + inOff);
+    s->avail_in = (uint32_t)inLen;
+    s->next_out = (uint8_t *)(o + outOff);
+    s->avail_out = (uint32_t)outLen;
+    int rc = zng_inflate(s, Z_FINISH);
+    jlong n = (jlong)(outLen - s->avail_out);
+    (*env)->ReleasePrimitiveArrayCritical(env, out, o, 0);
+    (*env)->ReleasePrimitiveArrayCritical(env, in, i, JNI_ABORT);
+    switch (rc) {
+    case Z_STREAM_END: return n | ZNG_END | (s->avail_in == 0 ? ZNG_INPUT_DONE : 0);
+    case Z_OK:
+    case Z_BUF_ERROR: return n;   /* out of output or of input: not one whole member */
+    case Z_DATA_ERROR: return ZNG_CORRUPT;
+    case Z_MEM_ERROR: return ZNG_NOMEM;
+    default: return ZNG_OTHER;
+    }
+}
+
+/* zlib-ng's message for the last failure of this inflater (zlib's words), or null. */
+JNIEXPORT jstring JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_zngMessage(JNIEnv *env, jclass cls, jlong h) {
+    zng_stream *s = (zng_stream *)(intptr_t)h;
+    return s->msg ? (*env)->NewStringUTF(env, s->msg) : NULL;
 }

@@ -11,7 +11,7 @@ import java.util.zip.Inflater;
 
 /**
  * Which engine compresses at which Kafka gzip level (fixed tables), and one service's pools of native compressors,
- * zlib inflaters and output arrays (owned by that {@link NativeGzipCompressionService}, released by its
+ * zlib-ng and zlib inflaters and output arrays (owned by that {@link NativeGzipCompressionService}, released by its
  * {@link #close()}).
  * <p>
  * Chosen by measurement on the JSON records (module README): at each Kafka level, the fastest engine setting whose
@@ -49,8 +49,10 @@ final class GzipEngines implements AutoCloseable {
     private final NativeGzip.Pool<Compressor> isalPool = new NativeGzip.Pool<>(POOL_SIZE, Compressor::free);
     @SuppressWarnings("unchecked")
     private final NativeGzip.Pool<Compressor>[] libdeflatePools = new NativeGzip.Pool[10];
-    /** Idle raw-deflate inflaters (zlib through java.util.zip: the very inflater of the built-in codec). */
-    private final NativeGzip.Pool<Inflater> inflaters = new NativeGzip.Pool<>(POOL_SIZE, this::end);
+    /** Idle raw-deflate zlib-ng inflaters (zlib's checks, see {@link NativeGzipInputStream}). */
+    private final NativeGzip.Pool<ZngInflater> inflaters = new NativeGzip.Pool<>(POOL_SIZE, ZngInflater::free);
+    /** Idle raw-deflate zlib inflaters (java.util.zip: the very inflater of the built-in codec), see the stream. */
+    private final NativeGzip.Pool<Inflater> zlibInflaters = new NativeGzip.Pool<>(POOL_SIZE, this::end);
     /** Output arrays for whole members read in small pieces (callers that give no BufferProvider). */
     private final NativeGzip.Pool<byte[]> outputArrays = new NativeGzip.Pool<>(POOL_SIZE, b -> { });
 
@@ -150,9 +152,60 @@ final class GzipEngines implements AutoCloseable {
         }
     }
 
+    /**
+     * A zlib-ng raw-deflate inflater (native state of a few KiB, plus a 32 KiB window allocated the first time a member
+     * does not end in one call), used by one thread at a time, for one member in one call.
+     */
+    static final class ZngInflater extends NativeGzip.NativeHandle {
+        private ZngInflater(long handle, AtomicInteger live) {
+            super(handle, freeing(handle, live));
+        }
+
+        /** The cleaner's action: must not refer to the inflater itself. */
+        private static Runnable freeing(long handle, AtomicInteger live) {
+            return () -> {
+                NativeGzip.zngInflaterFree(handle);
+                live.decrementAndGet();
+            };
+        }
+
+        /**
+         * A new native inflater, counted in {@code live} until freed.
+         *
+         * @throws IOException if the native allocation fails, so that the framework falls back to the built-in codec
+         */
+        static ZngInflater create(AtomicInteger live) throws IOException {
+            long h = NativeGzip.zngInflaterNew();
+            if (h == 0)
+                throw new IOException("native gzip: could not allocate a zlib-ng inflater (out of native memory?)");
+            live.incrementAndGet();
+            return new ZngInflater(h, live);
+        }
+
+        /** See {@link NativeGzip#zngInflate}. */
+        long inflate(byte[] in, int inOff, int inLen, byte[] out, int outOff, int outLen) {
+            return NativeGzip.zngInflate(handle, in, inOff, inLen, out, outOff, outLen);
+        }
+
+        String message() {
+            return NativeGzip.zngMessage(handle);
+        }
+    }
+
+    /** A zlib-ng raw-deflate inflater from the pool, or a new one. */
+    ZngInflater inflater() throws IOException {
+        ZngInflater inflater = inflaters.poll();
+        return inflater != null ? inflater : ZngInflater.create(live);
+    }
+
+    /** Gives an inflater back (it is reset before each use), or frees it if the pool is full or closed. */
+    void release(ZngInflater inflater) {
+        inflaters.release(inflater);
+    }
+
     /** A raw-deflate zlib inflater from the pool, or a new one. */
-    Inflater inflater() throws IOException {
-        Inflater inflater = inflaters.poll();
+    Inflater zlibInflater() throws IOException {
+        Inflater inflater = zlibInflaters.poll();
         if (inflater != null) return inflater;
         try {
             inflater = new Inflater(true);
@@ -164,11 +217,11 @@ final class GzipEngines implements AutoCloseable {
         return inflater;
     }
 
-    /** Gives an inflater back (reset), or ends it if the pool is full or closed; a failed one is ended. */
+    /** Gives a zlib inflater back (reset), or ends it if the pool is full or closed; a failed one is ended. */
     void release(Inflater inflater, boolean reusable) {
         if (reusable) {
             inflater.reset();
-            inflaters.release(inflater);
+            zlibInflaters.release(inflater);
         } else {
             end(inflater);
         }
@@ -191,6 +244,11 @@ final class GzipEngines implements AutoCloseable {
         outputArrays.release(outputArray);
     }
 
+    /** Idle zlib-ng and zlib inflaters (for tests). */
+    int[] idleInflaters() {
+        return new int[] {inflaters.idle(), zlibInflaters.idle()};
+    }
+
     /** Native compressors and inflaters created by this object and not yet freed or ended. */
     int live() {
         return live.get();
@@ -202,6 +260,7 @@ final class GzipEngines implements AutoCloseable {
         isalPool.close();
         for (int level = 1; level <= 9; level++) libdeflatePools[level].close();
         inflaters.close();
+        zlibInflaters.close();
         outputArrays.close();
     }
 }

@@ -17,9 +17,10 @@ import java.util.function.Consumer;
  * JNI bindings to {@code nativegzip.c} and the native library loader.
  * <p>
  * The JNI library ships inside this jar ({@code /native/linux-x86_64/libkcnativegzip.so}); it is extracted to a
- * temporary file and loaded on first use. It links nothing but libc: ISA-L ({@code libisal.so.2}) and libdeflate
- * ({@code libdeflate.so.0}) are opened with {@code dlopen} by {@link #init}, so that a host without them gets a
- * reason instead of a crash or an {@link UnsatisfiedLinkError}.
+ * temporary file and loaded on first use. It needs nothing but libc: zlib-ng, its inflater, is linked into it with
+ * its symbols hidden, and ISA-L ({@code libisal.so.2}) and libdeflate ({@code libdeflate.so.0}), which compress, are
+ * opened with {@code dlopen} by {@link #init}, so that a host without them gets a reason instead of a crash or an
+ * {@link UnsatisfiedLinkError}.
  */
 final class NativeGzip {
 
@@ -81,6 +82,30 @@ final class NativeGzip {
     static native void isalDeflaterFree(long handle);
 
     static native int isalGzip(long handle, byte[] in, int inOff, int inLen, byte[] out, int outOff, int outLen);
+
+    /** {@link #zngInflate}'s result, when not negative: the final block ended. */
+    static final long ZNG_END = 1L << 32;
+    /** {@link #zngInflate}'s result, when not negative: no input is left after the final block. */
+    static final long ZNG_INPUT_DONE = 1L << 33;
+    /** {@link #zngInflate}'s failures: corrupt data ({@link #zngMessage} says why), out of memory, arrays not pinned. */
+    static final long ZNG_CORRUPT = -1;
+    static final long ZNG_NOMEM = -2;
+    static final long ZNG_PIN = -3;
+
+    /** A zlib-ng raw-deflate inflater, or 0 if it could not be allocated. */
+    static native long zngInflaterNew();
+
+    static native void zngInflaterFree(long handle);
+
+    /**
+     * Inflates the raw deflate data in[inOff, inOff+inLen) into out[outOff, outOff+outLen) in one call from a reset
+     * inflater: the bytes written ({@code & 0xffffffffL}) with {@link #ZNG_END} and {@link #ZNG_INPUT_DONE}, or a
+     * negative failure.
+     */
+    static native long zngInflate(long handle, byte[] in, int inOff, int inLen, byte[] out, int outOff, int outLen);
+
+    /** zlib-ng's message (zlib's words) for the inflater's last failure, or null. */
+    static native String zngMessage(long handle);
 
     /**
      * Native memory owned by one Java object: freed explicitly ({@link #free()}), or by the cleaner if the object

@@ -61,10 +61,10 @@ public class NativeGzipCompressionService implements CompressionService {
     }
 
     /**
-     * Frees this service's native compressors and zlib inflaters, idle ones now and those in use when their stream
-     * gives them back. A stream created afterwards throws {@link IllegalStateException}; a stream still open fails
-     * with an {@link IOException} when it next needs an engine. Either way the framework falls back to the built-in
-     * codec.
+     * Frees this service's native compressors and its zlib-ng and zlib inflaters, idle ones now and those in use when
+     * their stream gives them back. A stream created afterwards throws {@link IllegalStateException}; a stream still
+     * open fails with an {@link IOException} when it next needs an engine. Either way the framework falls back to the
+     * built-in codec.
      */
     @Override
     public void close() {
@@ -80,7 +80,7 @@ public class NativeGzipCompressionService implements CompressionService {
     @Override
     public String toString() {
         return "native gzip (JNI: ISA-L " + NativeGzip.ISAL_LIBRARY + " at level 1, libdeflate "
-            + NativeGzip.LIBDEFLATE_LIBRARY + " at levels 2-9, zlib for batches over 8 MiB; zlib inflate, one call"
-            + " per single-member batch)";
+            + NativeGzip.LIBDEFLATE_LIBRARY + " at levels 2-9, zlib for batches over 8 MiB; zlib-ng inflate"
+            + " (zlib over 1 MiB), one call per single-member batch)";
     }
 }

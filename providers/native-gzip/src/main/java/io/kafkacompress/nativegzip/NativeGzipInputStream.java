@@ -19,19 +19,20 @@ import java.util.zip.ZipException;
 
 /**
  * Reads gzip with exactly the verdicts of Kafka's built-in gzip codec ({@code GzipCompression.wrapForInput}:
- * {@link GZIPInputStream} with an 8 KiB input buffer), and with the same inflater, zlib through
- * {@link Inflater}: libdeflate's and ISA-L's inflaters accept deflate data that zlib rejects (issue 17), and
- * checking the data with zlib's rules before them costs more than zlib's own inflate (see the module README).
+ * {@link GZIPInputStream} with an 8 KiB input buffer), with inflaters that apply zlib's rules: zlib-ng (the same
+ * inflate state machine, checks and messages as zlib, faster) and zlib itself through {@link Inflater}.
+ * libdeflate's and ISA-L's inflaters accept deflate data that zlib rejects (issue 17), and checking the data with
+ * zlib's rules before them costs more than zlib's own inflate (see the module README).
  * <p>
  * The common case, a batch that is one gzip member with nothing after it (what every Kafka writer produces), is
- * inflated in one call at the first read: straight into the caller's array if the read has room for the whole
- * member (the provider framework reads a batch into one array), else into a pooled (or the {@link BufferProvider}'s)
- * array for members of at most {@link #WHOLE_MEMBER_MAX}, with no 8 KiB input steps, no intermediate copy and one
- * CRC-32 pass. If the input turns out to be anything else (several members, bytes after the member, a trailer that
- * does not match), the bytes inflated so far are returned (they are the start of what the built-in reader returns)
- * and {@link GZIPInputStream} reads on from there, so that the built-in reader gives the verdict: on trailing bytes
- * it depends on where the trailer falls in its 8 KiB buffer. Corrupt deflate data fails as it fails the built-in
- * reader (the same zlib). A read never writes into the caller's array past the bytes it returns.
+ * inflated in one call at the first read: members of at most {@link #WHOLE_MEMBER_MAX} by zlib-ng into a pooled
+ * (or the {@link BufferProvider}'s) array, then copied out; bigger ones, when the read has room for the whole
+ * member, by zlib straight into the caller's array; no 8 KiB input steps and one CRC-32 pass. If the input turns
+ * out to be anything else (several members, bytes after the member, a trailer that does not match), the bytes
+ * inflated so far are returned (they are the start of what the built-in reader returns) and
+ * {@link GZIPInputStream} reads on from there, so that the built-in reader gives the verdict: on trailing bytes it
+ * depends on where the trailer falls in its 8 KiB buffer. Corrupt deflate data fails as it fails the built-in
+ * reader (zlib's rules). A read never writes into the caller's array past the bytes it returns.
  */
 final class NativeGzipInputStream extends InputStream {
 
@@ -101,37 +102,62 @@ final class NativeGzipInputStream extends InputStream {
     }
 
     /**
-     * Decodes the pending member at once into dst[off, off + its size) with zlib, in one call. Returns the number of
-     * bytes written there, all of them output the built-in reader gives too: the whole member (and the input is
-     * done, or a CRC-32 failure follows), or a prefix of the output after which GZIPInputStream goes on (several
-     * members, bytes after the member, a trailer that does not match: its verdict). Writes nothing past what it
-     * returns. Corrupt deflate data fails here, as it fails the built-in reader.
+     * Decodes the pending member at once into dst[off, off + its size), in one call: with zlib-ng into this stream's
+     * own array, with zlib ({@link Inflater}) into the caller's (zlib-ng's copies may write up to 258 bytes past the
+     * output they return, inside the room they are given, which a read must not do to the caller's array). Returns
+     * the number of bytes written there, all of them output the built-in reader gives too: the whole member (and
+     * the input is done, or a CRC-32 failure follows), or a prefix of the output after which GZIPInputStream goes on
+     * (several members, bytes after the member, a trailer that does not match: its verdict). Corrupt deflate data
+     * fails here, as it fails the built-in reader.
      */
-    private int decodeWhole(byte[] dst, int off) throws IOException {
+    private int decodeWhole(byte[] dst, int off, boolean callersArray) throws IOException {
         int size = (int) pendingWholeSize;
         pendingWholeSize = -1;
         if (size == 0) {
             startJdk();
             return 0;
         }
-        Inflater inflater = engines.inflater();
-        boolean reusable = false;
-        int n = 0;
+        int n;
         boolean whole;
-        try {
-            inflater.setInput(in, inPos, inEnd - inPos - 8);
-            while (n < size && !inflater.finished() && !inflater.needsInput() && !inflater.needsDictionary()) {
-                int k = inflater.inflate(dst, off + n, size - n);
-                if (k == 0 && !inflater.finished() && !inflater.needsInput()) break;
-                n += k;
+        if (callersArray) {
+            Inflater inflater = engines.zlibInflater();
+            boolean reusable = false;
+            n = 0;
+            try {
+                inflater.setInput(in, inPos, inEnd - inPos - 8);
+                while (n < size && !inflater.finished() && !inflater.needsInput() && !inflater.needsDictionary()) {
+                    int k = inflater.inflate(dst, off + n, size - n);
+                    if (k == 0 && !inflater.finished() && !inflater.needsInput()) break;
+                    n += k;
+                }
+                whole = inflater.finished() && inflater.getRemaining() == 0 && n == size;
+                reusable = true;
+            } catch (DataFormatException e) {
+                failure = new ZipException(e.getMessage() != null ? e.getMessage() : "Invalid ZLIB data format");
+                throw failure;
+            } finally {
+                engines.release(inflater, reusable);
             }
-            whole = inflater.finished() && inflater.getRemaining() == 0 && n == size;
-            reusable = true;
-        } catch (DataFormatException e) {
-            failure = new ZipException(e.getMessage() != null ? e.getMessage() : "Invalid ZLIB data format");
-            throw failure;
-        } finally {
-            engines.release(inflater, reusable);
+        } else {
+            GzipEngines.ZngInflater inflater = engines.inflater();
+            long r;
+            String message = null;
+            try {
+                r = inflater.inflate(in, inPos, inEnd - inPos - 8, dst, off, size);
+                if (r == NativeGzip.ZNG_CORRUPT) message = inflater.message();
+            } finally {
+                engines.release(inflater);
+            }
+            if (r == NativeGzip.ZNG_CORRUPT) {
+                failure = new ZipException(message != null ? message : "Invalid ZLIB data format");
+                throw failure;
+            }
+            if (r < 0) {
+                // not a verdict on the data: the built-in codec may manage (out of native memory, arrays not pinned)
+                throw new IOException("native gzip: zlib-ng inflate failed (" + r + ")");
+            }
+            n = (int) (r & 0xffffffffL);
+            whole = (r & NativeGzip.ZNG_END) != 0 && (r & NativeGzip.ZNG_INPUT_DONE) != 0 && n == size;
         }
         if (whole) {
             inPos = inEnd;
@@ -164,7 +190,7 @@ final class NativeGzipInputStream extends InputStream {
         }
     }
 
-    /** Whether the input was decoded at once by libdeflate, once read (for tests). */
+    /** Whether the input was decoded at once (one inflater call), once read (for tests). */
     boolean decodedWholeMember() {
         return wholeMember;
     }
@@ -233,10 +259,10 @@ final class NativeGzipInputStream extends InputStream {
         if (outPos == outLim) {
             if (continueAfter >= 0) continueWithJdk();
             if (jdk != null) return jdk.read(b, off, len);
-            // a read with room for the whole member (the framework reading a batch) is decoded in place
+            // a member over WHOLE_MEMBER_MAX read with room for all of it is decoded in place (zlib)
             long size = pendingWholeSize;
-            if (size > 0 && len >= size) {
-                int n = decodeWhole(b, off);
+            if (size > WHOLE_MEMBER_MAX && len >= size) {
+                int n = decodeWhole(b, off, true);
                 if (n > 0) return n;
                 if (continueAfter >= 0) continueWithJdk();
                 if (jdk != null) return jdk.read(b, off, len);
@@ -282,7 +308,7 @@ final class NativeGzipInputStream extends InputStream {
         if (b != null) borrowed = b;
         else pooledOut = true;
         outPos = 0;
-        outLim = decodeWhole(buffer, 0);
+        outLim = decodeWhole(buffer, 0, false);
     }
 
     @Override

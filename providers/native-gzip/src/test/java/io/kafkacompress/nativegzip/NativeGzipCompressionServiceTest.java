@@ -518,6 +518,29 @@ public class NativeGzipCompressionServiceTest {
     // ------------------------------------------------------------------ lifecycle and failures (issue 29)
 
     @Test
+    void singleMembersUpToOneMebibyteAreInflatedByZlibNgBiggerOnesInOneReadByZlib() throws IOException {
+        for (int size : new int[] {100_000, NativeGzipInputStream.WHOLE_MEMBER_MAX, 3 << 20}) {
+            NativeGzipCompressionService s = new NativeGzipCompressionService();
+            try {
+                s.checkAvailable();
+                byte[] batch = real(size);
+                byte[] out = new byte[size + 10];
+                try (NativeGzipInputStream in = (NativeGzipInputStream) s.decompressedInputStream(
+                        ByteBuffer.wrap(builtInCompress(batch, 6)), null)) {
+                    assertEquals(size, in.readNBytes(out, 0, out.length), "size " + size);
+                    assertTrue(in.decodedWholeMember(), "size " + size);
+                }
+                assertArrayEquals(batch, Arrays.copyOf(out, size));
+                // the inflater used went back to its pool: {idle zlib-ng, idle zlib}
+                int[] expected = size <= NativeGzipInputStream.WHOLE_MEMBER_MAX ? new int[] {1, 0} : new int[] {0, 1};
+                assertArrayEquals(expected, s.engines().idleInflaters(), "size " + size);
+            } finally {
+                s.close();
+            }
+        }
+    }
+
+    @Test
     void closeFreesTheServicesNativeCompressorsAndInflaters() throws IOException {
         NativeGzipCompressionService s = new NativeGzipCompressionService();
         s.checkAvailable();
