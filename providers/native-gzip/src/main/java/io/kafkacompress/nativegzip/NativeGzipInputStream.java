@@ -25,8 +25,9 @@ import java.util.zip.ZipException;
  * zlib's rules before them costs more than zlib's own inflate (see the module README).
  * <p>
  * The common case, a batch that is one gzip member with nothing after it (what every Kafka writer produces), is
- * inflated in one call at the first read: members of at most {@link #WHOLE_MEMBER_MAX} by zlib-ng into a pooled
- * (or the {@link BufferProvider}'s) array, then copied out; bigger ones, when the read has room for the whole
+ * inflated in one call at the first read: members of at most {@link #LENT_MEMBER_MAX} by zlib-ng into the
+ * {@link BufferProvider}'s array (of at most {@link #WHOLE_MEMBER_MAX} into a pooled one when there is no
+ * provider), then copied out; bigger ones, when the read has room for the whole
  * member, by zlib straight into the caller's array; no 8 KiB input steps and one CRC-32 pass. If the input turns
  * out to be anything else (several members, bytes after the member, a trailer that does not match), the bytes
  * inflated so far are returned (they are the start of what the built-in reader returns) and
@@ -40,6 +41,12 @@ final class NativeGzipInputStream extends InputStream {
     static final int JDK_BUFFER = 8 * 1024;
     /** Members decoded at once into a pooled array hold at most this many bytes, see the class comment. */
     static final int WHOLE_MEMBER_MAX = 1024 * 1024;
+    /**
+     * Members decoded at once into the {@link BufferProvider}'s array hold at most this many bytes: the largest batch
+     * Kafka's provider framework compresses whole, and the largest buffer it lends (within its bound per owner, past
+     * which it refuses the buffer and its built-in codec reads the batch).
+     */
+    static final int LENT_MEMBER_MAX = 8 * 1024 * 1024;
 
     private static final int FHCRC = 2;
     private static final int FEXTRA = 4;
@@ -259,9 +266,9 @@ final class NativeGzipInputStream extends InputStream {
         if (outPos == outLim) {
             if (continueAfter >= 0) continueWithJdk();
             if (jdk != null) return jdk.read(b, off, len);
-            // a member over WHOLE_MEMBER_MAX read with room for all of it is decoded in place (zlib)
+            // a member over the one-call limit read with room for all of it is decoded in place (zlib)
             long size = pendingWholeSize;
-            if (size > WHOLE_MEMBER_MAX && len >= size) {
+            if (size > wholeMemberMax() && len >= size) {
                 int n = decodeWhole(b, off, true);
                 if (n > 0) return n;
                 if (continueAfter >= 0) continueWithJdk();
@@ -286,11 +293,19 @@ final class NativeGzipInputStream extends InputStream {
         return -1;
     }
 
-    /** Decodes a pending member of at most WHOLE_MEMBER_MAX into an output array, or hands over to GZIPInputStream. */
+    /** The largest member decoded at once into an output array. */
+    private int wholeMemberMax() {
+        return bufferProvider != null ? LENT_MEMBER_MAX : WHOLE_MEMBER_MAX;
+    }
+
+    /**
+     * Decodes a pending member of at most {@link #wholeMemberMax()} into an output array, or hands over to
+     * GZIPInputStream. A buffer the provider refuses (past its owner's bound) is let through as its exception.
+     */
     private void fillWhole() throws IOException {
         if (failure != null) throw new IOException(failure.getMessage(), failure);
         if (pendingWholeSize < 0) return;   // decoded already
-        if (pendingWholeSize == 0 || pendingWholeSize > WHOLE_MEMBER_MAX) {
+        if (pendingWholeSize == 0 || pendingWholeSize > wholeMemberMax()) {
             startJdk();
             return;
         }
@@ -303,7 +318,13 @@ final class NativeGzipInputStream extends InputStream {
             bufferProvider.release(b);
             b = null;
         }
-        if (buffer == null) buffer = engines.outputArray(size);
+        if (buffer == null) {
+            if (size > WHOLE_MEMBER_MAX) {
+                startJdk();
+                return;
+            }
+            buffer = engines.outputArray(size);
+        }
         out = buffer;
         if (b != null) borrowed = b;
         else pooledOut = true;

@@ -540,6 +540,61 @@ public class NativeGzipCompressionServiceTest {
         }
     }
 
+    // With a BufferProvider (Kafka's framework always gives one) members of up to LENT_MEMBER_MAX, what a producer with
+    // batch.size=1 MiB sends at gzip-6 (about 1.7 MB uncompressed), are inflated by zlib-ng into its buffer; a buffer
+    // the provider refuses (past its owner's bound) is the provider's exception, and nothing is allocated instead.
+    @Test
+    void membersUpToEightMebibytesAreInflatedByZlibNgIntoTheProvidersBuffer() throws IOException {
+        List<Integer> asked = new ArrayList<>();
+        boolean[] refuse = {false};
+        CompressionService.BufferProvider provider = new CompressionService.BufferProvider() {
+            @Override
+            public ByteBuffer get(int capacity) {
+                asked.add(capacity);
+                if (refuse[0]) throw new IllegalStateException("past the owner's bound");
+                return ByteBuffer.allocate(capacity);
+            }
+
+            @Override
+            public void release(ByteBuffer buffer) {
+            }
+        };
+        for (int size : new int[] {3 << 20, NativeGzipInputStream.LENT_MEMBER_MAX}) {
+            NativeGzipCompressionService s = new NativeGzipCompressionService();
+            try {
+                s.checkAvailable();
+                byte[] batch = real(size);
+                byte[] gz = builtInCompress(batch, 6);
+                try (NativeGzipInputStream in = (NativeGzipInputStream) s.decompressedInputStream(ByteBuffer.wrap(gz), provider)) {
+                    ByteArrayOutputStream got = new ByteArrayOutputStream();
+                    byte[] piece = new byte[16 * 1024];
+                    for (int n; (n = in.read(piece)) >= 0; ) got.write(piece, 0, n);
+                    assertArrayEquals(batch, got.toByteArray(), "size " + size);
+                    assertTrue(in.decodedWholeMember(), "size " + size);
+                }
+                assertEquals(size, asked.get(asked.size() - 1));
+                assertArrayEquals(new int[] {1, 0}, s.engines().idleInflaters(), "size " + size);
+                refuse[0] = true;
+                try (InputStream in = s.decompressedInputStream(ByteBuffer.wrap(gz), provider)) {
+                    assertThrows(IllegalStateException.class, () -> in.read(new byte[16 * 1024]));
+                }
+                refuse[0] = false;
+            } finally {
+                s.close();
+            }
+        }
+        // one byte more: GZIPInputStream reads it, nothing is asked of the provider
+        asked.clear();
+        byte[] batch = real(NativeGzipInputStream.LENT_MEMBER_MAX + 1);
+        try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(builtInCompress(batch, 6)), provider)) {
+            ByteArrayOutputStream got = new ByteArrayOutputStream();
+            byte[] piece = new byte[16 * 1024];
+            for (int n; (n = in.read(piece)) >= 0; ) got.write(piece, 0, n);
+            assertArrayEquals(batch, got.toByteArray());
+        }
+        assertEquals(List.of(), asked);
+    }
+
     @Test
     void closeFreesTheServicesNativeCompressorsAndInflaters() throws IOException {
         NativeGzipCompressionService s = new NativeGzipCompressionService();
