@@ -20,7 +20,7 @@ while [[ $# -gt 0 ]]; do
         --only|--sla-ms) PASS+=("$1" "$2"); shift 2 ;;
         -h|--help)
             sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
-            echo "Full run: about 123 minutes + 37 per provider on 2 quiet cores (it prints its estimate first); --quick: about 41."
+            echo "Full run: about 141 minutes + 45 per provider on 2 quiet cores (it prints its estimate first); --quick: about 50."
             echo "Tables: 1 codec x level, 2 gzip stream, 3 p99 SLA, 4 broker side (recompression, gzip-6 validation, cleaner),"
             echo "5 codec micro-benchmark, 6 one producer shared by 4 threads, 7 whole kafka-producer-perf-test.sh runs"
             echo "(fresh and warm broker), 8 consumer: whole kafka-consumer-perf-test.sh runs (gzip-1 and gzip-6)."

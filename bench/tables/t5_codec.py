@@ -68,8 +68,13 @@ def fmt_decompress_bound(b):
     if not b:
         return "not computed (no bench/codec decompression row for this provider and level)"
     size = f"{b['batch'] >> 20} MiB" if b["batch"] >= 1 << 20 else f"{b['batch'] >> 10} KiB"
-    return (f">= {b['bound']:.2f}x (decompression {b['speed']:.2f}x the built-in codec's {b['builtin_mbps']:.0f} MB/s "
-            f"at {size} in table 5, which is {b['share'] * 100:.0f}% of stock's CPU/MB here)")
+    txt = (f">= {b['bound']:.2f}x (decompression {b['speed']:.2f}x the built-in codec's {b['builtin_mbps']:.0f} MB/s "
+           f"at {size} in table 5, which is {b['share'] * 100:.0f}% of stock's CPU/MB here; "
+           f"{1 - b['share']:.2f}x with an infinitely fast inflate)")
+    if b["share"] >= 1.0:
+        txt += (" **not reliable**: the built-in codec's table 5 speed would cost more than stock's whole CPU/MB "
+                "here, so table 5 or this row was slowed by noise")
+    return txt
 
 
 def amdahl(share, speed):
