@@ -3,7 +3,8 @@
 
 Driven by bench/bench.sh (which `./build.sh bench [--quick] [--only N]` calls with KC_* set). This file is only the
 driver: settings, which implementations exist, brokers up and down, the order of the tables. Each table is a module
-in bench/tables/ (calibration, t1_codecs, t2_gzip_stream, t3_sla, t4_broker, t5_codec, t6_threads, t7_perftest);
+in bench/tables/ (calibration, t1_codecs, t2_gzip_stream, t3_sla, t4_broker, t5_codec, t6_threads, t7_perftest,
+t8_consumer);
 shared helpers are in bench/benchlib/ (common, brokers, runs, noise, jfr, charts, report). Writes build/bench/:
 report.md, README-section.md, table*.csv, *.png, results.json, logs/. bench/README.md says what each table measures.
 """
@@ -27,7 +28,7 @@ from benchlib.memory import MEMORY  # noqa: E402
 from benchlib.noise import NOISE  # noqa: E402
 from benchlib.runs import produce  # noqa: E402
 from tables import (calibration, t1_codecs, t2_gzip_stream, t3_sla, t4_broker, t5_codec, t6_threads,  # noqa: E402
-                    t7_perftest)
+                    t7_perftest, t8_consumer)
 
 GZIP6 = {"batch.size": "1048576", "linger.ms": "100", "acks": "1", "compression.type": "gzip"}
 
@@ -44,6 +45,7 @@ def settings(cfg):
         cfg.sla_seconds, cfg.sla_step, cfg.sla_runs = 3, 1.5, 1
         cfg.clean_records = 40_000
         cfg.t7_seconds, cfg.t7_pairs = 6, 3
+        cfg.t8_records = 500_000
     else:
         cfg.pairs, cfg.cal_pairs = 5, 8
         cfg.warmup_s, cfg.measure_s, cfg.broker_warmup_s = 5, 10, 15
@@ -55,6 +57,9 @@ def settings(cfg):
         cfg.sla_seconds, cfg.sla_step, cfg.sla_runs = 3, 1.3, 3
         cfg.clean_records = 150_000
         cfg.t7_seconds, cfg.t7_pairs = 20, 4
+        cfg.t8_records = 1_500_000
+    # KC_BENCH_T8_RECORDS: fewer records per consumer run (a smoke test of table 8, not a figure to publish)
+    cfg.t8_records = int(os.environ.get("KC_BENCH_T8_RECORDS", cfg.t8_records))
     cfg.sla_linger = 5
     cfg.sla_auto = cfg.sla_ms is None
     cfg.sla_ms = cfg.sla_ms or 20
@@ -146,6 +151,16 @@ def profiles_and_limits(cfg, brokers, impls, t1, profile_provider):
     return profiles, limits
 
 
+def guarded(label, table, fn):
+    """fn()'s rows for a table whose failure the report explains (its STATE["skipped"]) instead of ending the run."""
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - the report says why the table is missing
+        progress(f"{label}: FAILED {first_line(e)}")
+        table.STATE["skipped"] = f"failed: {first_line(e)[:200]}"
+        return []
+
+
 def _terminate(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -156,8 +171,8 @@ def main():
     signal.signal(signal.SIGINT, _terminate)
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7", help="tables to run, e.g. 1,3 (the calibration row runs "
-                                                            "whenever 1, 3, 4 or 6 does)")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8", help="tables to run, e.g. 1,3 (the calibration row runs "
+                                                              "whenever 1, 3, 4, 6 or 8 does)")
     ap.add_argument("--sla-ms", type=int, default=None)
     ap.add_argument("--codec-text", default=None, help="file with bench/codec output (from bench.sh)")
     cfg = ap.parse_args()
@@ -177,6 +192,11 @@ def main():
     n_prov = len([i for i in impls if i.status == "ok" and i.provider])
     # tables 6 and 7 (issue 28) run only with a provider: the built-in codec's side once, each provider's beside it
     new = (3 + 3 * n_prov if cfg.quick else 8 + 7 * n_prov) if n_prov else 0
+    # issue 29: table 4's validation rows (2 rows of stock, patched and each provider) and table 8 (2 topic fills,
+    # then 2 levels of stock, patched and each provider); quick: 10.5 minutes with native-gzip (6.5 + 4) in
+    # `./build.sh bench --quick --only 4,8` on 2026-11-25 at a load average of 9-12 (docs/benchmarks.md, "Runs so
+    # far"); full: scaled by pairs and records, not measured
+    new += 7 + 3 * n_prov if cfg.quick else 18 + 8 * n_prov
     if cfg.quick:
         progress(f"quick run: {cfg.pairs} pairs per row, runs of {cfg.warmup_s} s warm-up + {cfg.measure_s} s "
                  f"measured; expected about {28 + 6 * n_prov + new} minutes on 2 quiet cores")
@@ -186,13 +206,13 @@ def main():
                  f"bench/codec/run.sh")
 
     brokers = {}
-    t1, t2, t3, t4, t6, t7, profiles, limits = [], [], [], [], [], [], [], []
+    t1, t2, t3, t4, t6, t7, t8, profiles, limits = [], [], [], [], [], [], [], [], []
     codec_text = "_bench/codec/run.sh not present in this checkout: the providers' codec micro-benchmark is missing._"
     if cfg.codec_text and os.path.exists(cfg.codec_text):
         with open(cfg.codec_text) as f:
             codec_text = f.read()
     try:
-        if {"1", "3", "4", "6"} & only:
+        if {"1", "3", "4", "6", "8"} & only:
             brokers = start_brokers(cfg, impls)
             calibration.run(cfg, brokers, impls)          # first half of the calibration pairs
         if "1" in only:
@@ -207,11 +227,9 @@ def main():
         if "4" in only:
             t4 = t4_broker.run(cfg, brokers, impls)
         if "6" in only:
-            try:
-                t6 = t6_threads.run(cfg, brokers, impls)
-            except Exception as e:  # noqa: BLE001 - the report says why the table is missing
-                progress(f"T6: FAILED {first_line(e)}")
-                t6_threads.STATE["skipped"] = f"failed: {first_line(e)[:200]}"
+            t6 = guarded("T6", t6_threads, lambda: t6_threads.run(cfg, brokers, impls))
+        if "8" in only:
+            t8 = guarded("T8", t8_consumer, lambda: t8_consumer.run(cfg, brokers, impls))
         if brokers:
             calibration.run(cfg, brokers, impls)          # second half, after the tables
         calibration.evaluate()
@@ -229,21 +247,20 @@ def main():
     if "7" in only:
         # its own brokers (fresh ones and a warm one), after the tables' brokers are down
         try:
-            t7 = t7_perftest.run(cfg, impls)
-        except Exception as e:  # noqa: BLE001 - the report says why the table is missing
-            progress(f"T7: FAILED {first_line(e)}")
-            t7_perftest.STATE["skipped"] = f"failed: {first_line(e)[:200]}"
+            t7 = guarded("T7", t7_perftest, lambda: t7_perftest.run(cfg, impls))
         finally:
             MEMORY.close()
     if "2" in only:
         t2 = t2_gzip_stream.run(cfg, impls)
     files = charts.charts(t1, t3, t2)
     targets = (report.evaluate_targets(t1, t3, t1_codecs.extra_comparisons(), limits)
-               + (t6_threads.targets() if "6" in only else []) + (t7_perftest.targets() if "7" in only else []))
+               + (t4_broker.targets() if "4" in only else [])
+               + (t6_threads.targets() if "6" in only else []) + (t7_perftest.targets() if "7" in only else [])
+               + (t8_consumer.targets() if "8" in only else []))
     report.write(cfg, info, datasets, impls, t1, t2, t3, t4, codec_text, files, targets, limits, profiles, started,
-                 t6=t6 if "6" in only else None, t7=t7 if "7" in only else None)
+                 t6=t6 if "6" in only else None, t7=t7 if "7" in only else None, t8=t8 if "8" in only else None)
     with open(os.path.join(OUT, "results.json"), "w") as f:
-        json.dump({"t1": t1, "t2": t2, "t3": t3, "t4": t4, "t6": t6, "t7": t7,
+        json.dump({"t1": t1, "t2": t2, "t3": t3, "t4": t4, "t6": t6, "t7": t7, "t8": t8,
                    "t7_runs": t7_perftest.STATE["samples"], "calibration": calibration.STATE,
                    "noise": NOISE.windows, "limits": limits, "targets": targets, "machine": info}, f, indent=1,
                   default=str)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ./build.sh bench [--quick] [--only 1,2,3,4,5,6,7] [--sla-ms N]
+# ./build.sh bench [--quick] [--only 1,2,3,4,5,6,7,8] [--sla-ms N]
 # Stock Apache Kafka (the release's jars) beside this distribution, same run, same data.
 # Writes build/bench/report.md, README-section.md, table*.csv and PNG charts. See bench/README.md.
 set -euo pipefail
@@ -20,10 +20,11 @@ while [[ $# -gt 0 ]]; do
         --only|--sla-ms) PASS+=("$1" "$2"); shift 2 ;;
         -h|--help)
             sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
-            echo "Full run: about 123 minutes + 37 per provider on 2 quiet cores (it prints its estimate first); --quick: about 41."
-            echo "Tables: 1 codec x level, 2 gzip stream, 3 p99 SLA, 4 broker side, 5 codec micro-benchmark,"
-            echo "6 one producer shared by 4 threads, 7 whole kafka-producer-perf-test.sh runs (fresh and warm broker)."
-            echo "Primary figure: CPU ms per MB of records (producer and broker), in interleaved stock/patched pairs,"
+            echo "Full run: about 141 minutes + 45 per provider on 2 quiet cores (it prints its estimate first); --quick: about 50."
+            echo "Tables: 1 codec x level, 2 gzip stream, 3 p99 SLA, 4 broker side (recompression, gzip-6 validation, cleaner),"
+            echo "5 codec micro-benchmark, 6 one producer shared by 4 threads, 7 whole kafka-producer-perf-test.sh runs"
+            echo "(fresh and warm broker), 8 consumer: whole kafka-consumer-perf-test.sh runs (gzip-1 and gzip-6)."
+            echo "Primary figure: CPU ms per MB of records (producer, broker, consumer), in interleaved stock/patched pairs,"
             echo "judged against a calibration row (gzip-6, stock vs patched; none printed beside). Methodology: docs/benchmarks.md."
             exit 0 ;;
         *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;

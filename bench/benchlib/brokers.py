@@ -50,10 +50,12 @@ class Impl:
     def cmd(self, kind, args, heap=TOOL_HEAP, log_dir=LOGS, extra_jvm=""):
         """Command line for a tool/broker: the dist's bin/ scripts, or the same JVM flags on the stock jars."""
         scripts = {"broker": "kafka-server-start.sh", "storage": "kafka-storage.sh",
-                   "perf": "kafka-producer-perf-test.sh", "topics": "kafka-topics.sh",
+                   "perf": "kafka-producer-perf-test.sh", "consumer-perf": "kafka-consumer-perf-test.sh",
+                   "topics": "kafka-topics.sh",
                    "configs": "kafka-configs.sh", "run": "kafka-run-class.sh"}
         classes = {"broker": "kafka.Kafka", "storage": "kafka.tools.StorageTool",
                    "perf": "org.apache.kafka.tools.ProducerPerformance",
+                   "consumer-perf": "org.apache.kafka.tools.ConsumerPerformance",
                    "topics": "org.apache.kafka.tools.TopicCommand", "configs": "kafka.admin.ConfigCommand"}
         env = self.env(heap, log_dir)
         log4j = os.path.join(DIST, "config", "log4j2.yaml" if kind == "broker" else "tools-log4j2.yaml")

@@ -1,5 +1,5 @@
 """The report (build/bench/report.md), the README section and the targets of issue 20 (and issue 28's, from tables 6
-and 7), from the tables' rows."""
+and 7, and issue 29's, from tables 4 and 8), from the tables' rows."""
 
 import datetime
 import os
@@ -11,13 +11,14 @@ from benchlib.jfr import profile_markdown
 from benchlib.memory import MEMORY
 from benchlib.noise import NOISE
 from benchlib.runs import MIN_PAIRS, fmt_band, verdict
-from tables import calibration, t1_codecs, t2_gzip_stream, t3_sla, t4_broker, t5_codec, t6_threads, t7_perftest
+from tables import (calibration, t1_codecs, t2_gzip_stream, t3_sla, t4_broker, t5_codec, t6_threads, t7_perftest,
+                    t8_consumer)
 
 
 def bench_command(cfg):
     """The command line that produced a report."""
     return ("./build.sh bench" + (" --quick" if cfg.quick else "")
-            + (f" --only {cfg.only}" if set(cfg.only.split(",")) != set("1234567") else "")
+            + (f" --only {cfg.only}" if set(cfg.only.split(",")) != set("12345678") else "")
             + (f" --sla-ms {cfg.sla_arg}" if cfg.sla_arg is not None else ""))
 
 
@@ -184,8 +185,8 @@ def conclusion(t1, targets):
 
 
 def write(cfg, info, datasets, impls, t1, t2, t3, t4, codec_text, chart_files, targets, limits, profiles, started,
-          t6=None, t7=None):
-    """t6, t7: None when the table was not selected (no section), else its rows (empty: the section says why)."""
+          t6=None, t7=None, t8=None):
+    """t6, t7, t8: None when the table was not selected (no section), else its rows (empty: the section says why)."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     dur = (time.time() - T0) / 60
     L = [f"# Compression benchmarks: Apache Kafka {VERSION} (stock) vs {DIST_VERSION}\n",
@@ -195,7 +196,7 @@ def write(cfg, info, datasets, impls, t1, t2, t3, t4, codec_text, chart_files, t
     L.append("**Conclusion of this run**: " + conclusion(t1, targets) + "\n")
     L.append(machine_markdown(cfg, info, datasets, impls))
     L.append(calibration.markdown(info))
-    L.append("## Targets (issue 20; tables 6 and 7: issue 28)\n")
+    L.append("## Targets (issue 20; tables 6 and 7: issue 28; tables 4 and 8: issue 29)\n")
     L.append("Each target on the median of interleaved pairs in this run, with its [min-max] band; *engine bound* is "
              "what the codec micro-benchmark and the profile allow at best (below).\n")
     L.append(md_table(["target", "result", "measured", "engine bound"], targets) + "\n")
@@ -216,6 +217,8 @@ def write(cfg, info, datasets, impls, t1, t2, t3, t4, codec_text, chart_files, t
         L.append(t6_threads.markdown(cfg, t6))
     if t7 is not None:
         L.append(t7_perftest.markdown(cfg, t7))
+    if t8 is not None:
+        L.append(t8_consumer.markdown(cfg, t8))
     with open(os.path.join(OUT, "report.md"), "w") as f:
         f.write("\n".join(L))
     readme_section(cfg, info, t1, targets, chart_files, now)

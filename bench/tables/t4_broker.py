@@ -1,5 +1,6 @@
-"""Table 4, broker side: recompression (producer sends lz4, topic says gzip or zstd) in interleaved pairs with
-broker CPU per MB, and the log cleaner compacting a gzip topic (seconds and broker CPU per MB)."""
+"""Table 4, broker side: recompression (producer sends lz4, topic says gzip-6 or zstd) and validation (the stock
+producer sends gzip-6 to a gzip-6 topic, 1 MiB and 256 KiB batches) in interleaved pairs with broker CPU per MB, and
+the log cleaner compacting a gzip topic (seconds and broker CPU per MB); issue 29's targets on the provider's rows."""
 
 import os
 import re
@@ -8,24 +9,42 @@ import time
 from benchlib.brokers import run as run_cmd
 from benchlib.common import JSON, LOGS, data_info, first_line, fmt_int, fmt_x, md_table, median, progress, write_csv
 from benchlib.runs import compare, produce, ratios, run_pairs, summarize
-from tables import calibration
+from tables import calibration, t5_codec
+
+
+GZIP6_TOPIC = {"compression.type": "gzip", "compression.gzip.level": "6"}
+LZ4 = {"batch.size": "1048576", "linger.ms": "100", "acks": "1", "compression.type": "lz4"}
+GZIP6 = {"acks": "1", "compression.type": "gzip", "compression.gzip.level": "6"}
+# (test, topic configs, producer props, whether gzip providers take part, producer: "broker" = each broker's own
+# implementation, "stock" = the stock client for every broker, so that each validates the very same gzip bytes)
+CASES = [("recompress lz4->gzip-6", GZIP6_TOPIC, LZ4, True, "broker"),
+         ("recompress lz4->zstd", {"compression.type": "zstd"}, LZ4, False, "broker"),
+         ("validate gzip-6 (1 MiB)", GZIP6_TOPIC, dict(GZIP6, **{"batch.size": "1048576", "linger.ms": "100"}), True,
+          "stock"),
+         ("validate gzip-6 (256 KiB)", GZIP6_TOPIC, dict(GZIP6, **{"batch.size": "262144", "linger.ms": "20"}), True,
+          "stock")]
+# issue 29: broker CPU per MB with a provider vs stock's, at most (test -> ratio)
+TARGETS = {"validate gzip-6 (1 MiB)": 0.8, "validate gzip-6 (256 KiB)": 0.8, "recompress lz4->gzip-6": 0.5}
+STATE = {"bounds": {}, "rows": []}
 
 
 def run(cfg, brokers, impls):
     rows = []
     raw_avg = data_info(JSON)["avg_bytes"]
-    for target in ("gzip", "zstd"):
-        test = f"recompress lz4->{target}"
-        ok = [i for i in impls if i.status == "ok" and i.name in brokers and (target == "gzip" or not i.provider)]
+    stock = next((i for i in impls if i.name == "stock" and i.status == "ok"), None)
+    for test, topic_cfg, props, with_providers, producer in CASES:
+        ok = [i for i in impls if i.status == "ok" and i.name in brokers and (with_providers or not i.provider)]
         for impl in impls:
-            if (target == "gzip" or not impl.provider) and impl not in ok:
+            if (with_providers or not impl.provider) and impl not in ok:
                 rows.append({"test": test, "impl": impl.name, "status": impl.status if impl.status != "ok" else "failed"})
+        if producer == "stock" and not stock:
+            continue
 
-        def one(impl, broker, p):
-            topic = f"t4_re_{target}_{p}"
-            broker.create_topic(topic, {"compression.type": target})
-            return produce(broker, topic, cfg.warmup_s, cfg.measure_s,
-                           {"batch.size": "1048576", "linger.ms": "100", "acks": "1", "compression.type": "lz4"}, JSON)
+        def one(impl, broker, p, test=test, topic_cfg=topic_cfg, props=props, producer=producer):
+            topic = "t4_" + "".join(c if c.isalnum() else "_" for c in test) + f"_{p}"
+            broker.create_topic(topic, topic_cfg)
+            return produce(broker, topic, cfg.warmup_s, cfg.measure_s, props, JSON,
+                           impl=stock if producer == "stock" else None)
         samples = run_pairs(f"T4 {test}", ok, brokers, cfg.pairs, one)
         for impl in ok:
             s = summarize(samples[impl.name])
@@ -38,6 +57,13 @@ def run(cfg, brokers, impls):
             if impl.name != "stock":
                 row["cmp_broker"] = compare(ratios(samples["stock"], samples[impl.name], "broker_ms_per_mb"))
                 row["cmp_records_s"] = compare(ratios(samples["stock"], samples[impl.name], "records_s"))
+                st = summarize(samples["stock"])
+                if impl.provider and test.startswith("validate") and st:
+                    # validating decompresses every batch: the same bound as the consumer's (table 5's speeds)
+                    b = t5_codec.decompress_bound(impl.name, 6, st["broker_ms_per_mb"],
+                                                  262144 if "256 KiB" in test else 1048576)
+                    STATE["bounds"][(test, impl.name)] = b
+                    row["bound"] = round(b["bound"], 3) if b else None
             rows.append(row)
     # log cleaner: keyed gzip records into a delete-policy topic, then switch it to compact and time the clean
     for impl in impls:
@@ -112,16 +138,46 @@ def run(cfg, brokers, impls):
             r["vs_stock_cpu"] = round(r["broker_cpu_ms_per_mb"] / st["broker_cpu_ms_per_mb"], 3) \
                 if st["broker_cpu_ms_per_mb"] else ""
     write_csv("table4_broker.csv", [{k: v for k, v in r.items() if not k.startswith("cmp_")} for r in rows])
+    STATE["rows"] = rows
     return rows
 
 
+def targets():
+    """Issue 29: broker CPU per MB with a provider at most 0.8x stock's validating gzip-6 batches (1 MiB and 256 KiB),
+    at most 0.5x recompressing lz4 into a gzip-6 topic; [target, result, measured, bound] like report's."""
+    from benchlib.report import target   # report imports the tables
+    out = []
+    for r in STATE["rows"]:
+        limit = TARGETS.get(r["test"])
+        if limit is None or not r["impl"].startswith("patched+"):
+            continue
+        name = f"{r['impl']}: broker CPU/MB <= {limit}x stock's, {r['test']} (issue 29)"
+        if r.get("status") != "ok":
+            out.append([name, "not evaluated", r["status"], ""])
+            continue
+        bound = ""
+        if r["test"].startswith("validate"):
+            bound = t5_codec.fmt_decompress_bound(STATE["bounds"].get((r["test"], r["impl"])))
+        out.append(target(name, r.get("cmp_broker"), lambda c, limit=limit: c["median"] <= limit, "broker_ms_per_mb",
+                          bound))
+    return out
+
+
 def markdown(cfg, t4):
-    L = ["## 4. Broker side: recompression and log cleaner\n",
+    L = ["## 4. Broker side: recompression, validation and log cleaner\n",
          f"Recompression: producer sends lz4 (`batch.size=1048576`, `linger.ms=100`, json-records, {cfg.warmup_s} s "
-         f"warm-up then {cfg.measure_s} s measured), the topic says `compression.type=gzip` (level default) or "
-         f"`zstd`, so the broker decompresses and recompresses every batch; {cfg.pairs} interleaved pairs, broker CPU "
-         f"per MB of records in the steady-state window (as table 1), vs stock = median of per-pair ratios "
-         f"[min-max]. Log cleaner: {cfg.clean_records:,} keyed gzip records ({cfg.clean_records // 4:,} distinct "
+         f"warm-up then {cfg.measure_s} s measured; each broker's own client), the topic says `compression.type=gzip "
+         f"compression.gzip.level=6` or `compression.type=zstd`, so the broker decompresses and recompresses every "
+         f"batch. Validation: the stock producer (the built-in codec, so every broker receives the same bytes) sends "
+         f"gzip-6 (`batch.size=1048576 linger.ms=100` or `batch.size=262144 linger.ms=20`) to a gzip-6 topic: the "
+         f"codec matches, so the broker keeps the batches and only validates them, which decompresses every batch "
+         f"(`LogValidator`, in place). {cfg.pairs} interleaved pairs per row, broker CPU per MB of records in the "
+         f"steady-state window (as table 1), vs stock = median of per-pair ratios [min-max], judged against the "
+         f"calibration gate's broker CPU/MB. *engine bound* (validation rows): the lowest broker CPU/MB vs stock a "
+         f"provider can reach, (1 - share) + share / speed, with speed its decompression MB/s over the built-in "
+         f"codec's (table 5, nearest batch size) and share = (1000 / built-in MB/s) / stock's broker CPU/MB in that "
+         f"row. Targets (issue 29), pass/miss in the targets table: a provider broker at most 0.8x stock's CPU/MB "
+         f"validating, at most 0.5x recompressing lz4 into gzip-6. Log cleaner: {cfg.clean_records:,} keyed gzip records ({cfg.clean_records // 4:,} distinct "
          f"keys, 1 MiB segments, so all but the last are cleanable) into a delete-policy topic, then switched to "
          f"`cleanup.policy=compact` (`min.cleanable.dirty.ratio=0.01`); records/s and seconds from the cleaner "
          f"thread's own summary line, broker CPU (utime+stime from `/proc/<pid>/stat` before/after) per MB of "
@@ -130,7 +186,7 @@ def markdown(cfg, t4):
     trs = []
     for r in t4:
         if r.get("status") != "ok":
-            trs.append([r["test"], r["impl"], r.get("status"), "", "", ""])
+            trs.append([r["test"], r["impl"], r.get("status"), "", "", "", ""])
             continue
         if "cmp_broker" in r:
             vs_rec = calibration.judge(r["cmp_records_s"], "records_s", True, ("faster", "slower"))
@@ -139,6 +195,8 @@ def markdown(cfg, t4):
             # the cleaner's repeats are not pairs: a ratio of medians, printed without a verdict
             vs_rec = fmt_x(r.get("vs_stock_records_s")) + (" (unpaired, no verdict)" if r.get("vs_stock_records_s") else "")
             vs_cpu = fmt_x(r.get("vs_stock_cpu")) + (" (unpaired, no verdict)" if r.get("vs_stock_cpu") else "")
-        trs.append([r["test"], r["impl"], fmt_int(r["records_s"]), vs_rec, r["broker_cpu_ms_per_mb"], vs_cpu])
-    L.append(md_table(["test", "impl", "records/s", "vs stock", "broker CPU ms/MB", "CPU vs stock"], trs) + "\n")
+        trs.append([r["test"], r["impl"], fmt_int(r["records_s"]), vs_rec, r["broker_cpu_ms_per_mb"], vs_cpu,
+                    f">= {r['bound']:.2f}x" if r.get("bound") is not None else ""])
+    L.append(md_table(["test", "impl", "records/s", "vs stock", "broker CPU ms/MB", "CPU vs stock",
+                       "engine bound (CPU/MB vs stock)"], trs) + "\n")
     return "\n".join(L)

@@ -4,6 +4,7 @@ this CPU, and, with the share of producer CPU the built-in codec spends compress
 Amdahl bound on what the provider can save end to end."""
 
 import csv
+import math
 import os
 
 from benchlib.common import CODEC_BENCH_NAMES, OUT, md_table
@@ -11,8 +12,8 @@ from benchlib.common import CODEC_BENCH_NAMES, OUT, md_table
 CSV = os.path.join(OUT, "codec", "results.csv")
 
 
-def speedups():
-    """{(impl name, level, batch bytes): compress speed over the built-in codec} from bench/codec's CSV of this run."""
+def _csv(columns):
+    """{(impl name, level, batch bytes): tuple of those columns as floats} from bench/codec's CSV of this run."""
     out = {}
     if not os.path.exists(CSV):
         return out
@@ -20,16 +21,60 @@ def speedups():
         for r in csv.DictReader(f):
             try:
                 out[(CODEC_BENCH_NAMES.get(r["provider"], r["provider"]), int(r["level"]), int(r["batch_bytes"]))] = \
-                    float(r["compress_speedup"])
+                    tuple(float(r[c]) for c in columns)
             except (KeyError, ValueError):
                 continue
     return out
+
+
+def speedups():
+    """{(impl name, level, batch bytes): compress speed over the built-in codec} from bench/codec's CSV of this run."""
+    return {k: v[0] for k, v in _csv(("compress_speedup",)).items()}
 
 
 def speedup(impl, level, batch=1048576):
     s = speedups()
     return s.get((impl, level, batch)) or s.get((impl, level, max((k[2] for k in s if k[:2] == (impl, level)),
                                                                    default=0)))
+
+
+def decompress_speeds():
+    """{(impl name, level, batch bytes): (decompress speed over the built-in codec, built-in MB/s)} from bench/codec's
+    CSV of this run (MB of uncompressed bytes per second, in process)."""
+    return _csv(("decompress_speedup", "builtin_decompress_mbps"))
+
+
+def decompress_bound(impl, level, stock_ms_per_mb, batch=1048576):
+    """The best a provider can do on a process that decompresses gzip (consumer, broker validating): the built-in
+    codec's decompression costs 1000 / (its MB/s) CPU ms per MB (table 5, in process), its share of the stock
+    process's measured CPU per MB is what a faster inflate can cut, and Amdahl gives the bound on CPU per MB vs
+    stock. None when table 5 has no row for this provider and level."""
+    speeds = decompress_speeds()
+    # the batch size table 5 measured nearest to this one (it measures 16 KiB and 1 MiB)
+    sizes = [k[2] for k in speeds if k[:2] == (impl, level)]
+    if not sizes or not stock_ms_per_mb:
+        return None
+    near = min(sizes, key=lambda b: abs(math.log(b / batch)))
+    speed, builtin_mbps = speeds[(impl, level, near)]
+    if builtin_mbps <= 0:
+        return None
+    share = min(1.0, (1000.0 / builtin_mbps) / stock_ms_per_mb)
+    return {"impl": impl, "level": level, "batch": near, "speed": speed, "builtin_mbps": builtin_mbps, "share": share,
+            "bound": amdahl(share, speed)}
+
+
+def fmt_decompress_bound(b):
+    """The engine bound as the targets table prints it."""
+    if not b:
+        return "not computed (no bench/codec decompression row for this provider and level)"
+    size = f"{b['batch'] >> 20} MiB" if b["batch"] >= 1 << 20 else f"{b['batch'] >> 10} KiB"
+    txt = (f">= {b['bound']:.2f}x (decompression {b['speed']:.2f}x the built-in codec's {b['builtin_mbps']:.0f} MB/s "
+           f"at {size} in table 5, which is {b['share'] * 100:.0f}% of stock's CPU/MB here; "
+           f"{1 - b['share']:.2f}x with an infinitely fast inflate)")
+    if b["share"] >= 1.0:
+        txt += (" **not reliable**: the built-in codec's table 5 speed would cost more than stock's whole CPU/MB "
+                "here, so table 5 or this row was slowed by noise")
+    return txt
 
 
 def amdahl(share, speed):
