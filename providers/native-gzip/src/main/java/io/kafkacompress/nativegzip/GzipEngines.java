@@ -118,8 +118,7 @@ final class GzipEngines implements AutoCloseable {
 
         private int bound(int length) {
             if (engine == Engine.LIBDEFLATE) return (int) Math.min(Integer.MAX_VALUE - 64, NativeGzip.ldBound(handle, length));
-            // ISA-L: stored blocks at worst; a generous margin, grown if ever too small
-            return (int) Math.min(Integer.MAX_VALUE - 64, length + (length >> 4) + 1024L);
+            return maxMemberSize(length);
         }
 
         /** in[off, off+len) as one gzip member. */
@@ -127,14 +126,27 @@ final class GzipEngines implements AutoCloseable {
             int size = bound(len);
             for (int attempt = 0; ; attempt++) {
                 if (scratch == null || scratch.length < size) scratch = new byte[size];
-                int n = engine == Engine.ISAL
-                    ? NativeGzip.isalGzip(handle, in, off, len, scratch, 0, scratch.length)
-                    : NativeGzip.ldGzip(handle, in, off, len, scratch, 0, scratch.length);
+                int n = compressInto(in, off, len, scratch, 0, scratch.length);
                 if (n > 0) return Arrays.copyOf(scratch, n);
                 if (n < 0 || attempt >= 3) throw new IOException("native gzip: " + engine + " compression failed (" + n + ")");
                 size = (int) Math.min(Integer.MAX_VALUE - 64, 2L * size);
             }
         }
+
+        /** in[off, off+len) as one gzip member into out[outOff, outOff+outLen): its size, 0 if it did not fit. */
+        int compressInto(byte[] in, int off, int len, byte[] out, int outOff, int outLen) {
+            return engine == Engine.ISAL
+                ? NativeGzip.isalGzip(handle, in, off, len, out, outOff, outLen)
+                : NativeGzip.ldGzip(handle, in, off, len, out, outOff, outLen);
+        }
+    }
+
+    /**
+     * The most a gzip member of {@code length} bytes of input takes, whichever engine writes it: stored blocks at
+     * worst for ISA-L, with a generous margin; libdeflate's own bound is below it.
+     */
+    static int maxMemberSize(int length) {
+        return (int) Math.min(Integer.MAX_VALUE - 64, length + (length >> 4) + 1024L);
     }
 
     /** in[off, off+len) compressed as one gzip member at a Kafka level (1..9). */
@@ -148,6 +160,28 @@ final class GzipEngines implements AutoCloseable {
             return c.compress(in, off, len);
         } finally {
             if (c.scratch != null && c.scratch.length > MAX_RETAINED_SCRATCH) c.scratch = null;
+            pool.release(c);
+        }
+    }
+
+    /**
+     * in[off, off+len) compressed as one gzip member at a Kafka level (1..9) into out[outOff, outOff+outLen), which
+     * has room for {@link #maxMemberSize(int)} bytes: one engine call, no copy.
+     *
+     * @return the member's size
+     */
+    int compressMemberInto(int level, byte[] in, int off, int len, byte[] out, int outOff, int outLen) throws IOException {
+        Engine engine = ENGINE[level];
+        int engineLevel = engineLevel(level, len);
+        NativeGzip.Pool<Compressor> pool = engine == Engine.ISAL ? isalPool : libdeflatePools[engineLevel];
+        Compressor c = pool.poll();
+        if (c == null) c = Compressor.create(engine, engineLevel, live);
+        try {
+            int n = c.compressInto(in, off, len, out, outOff, outLen);
+            if (n <= 0) throw new IOException("native gzip: " + engine + " compression failed (" + n + ") for "
+                + len + " bytes into " + outLen);
+            return n;
+        } finally {
             pool.release(c);
         }
     }

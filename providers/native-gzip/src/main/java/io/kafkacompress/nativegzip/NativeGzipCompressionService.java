@@ -42,6 +42,23 @@ public class NativeGzipCompressionService implements CompressionService {
         return new NativeGzipOutputStream(engines, bufferStream, GzipEngines.normalize(compressionLevel.orElse(null)));
     }
 
+    /** A batch up to the largest one written whole by the stream is compressed in one engine call. */
+    @Override
+    public int maxCompressedSize(int uncompressedSize) {
+        return uncompressedSize <= NativeGzipOutputStream.WHOLE_MAX ? GzipEngines.maxMemberSize(uncompressedSize) : -1;
+    }
+
+    /** One engine call from the input's array into the output's: the same member the stream writes, no copy. */
+    @Override
+    public void compress(ByteBuffer input, ByteBuffer output, Optional<Integer> compressionLevel) throws IOException {
+        requireUsable();
+        int level = GzipEngines.normalize(compressionLevel.orElse(null));
+        int n = engines.compressMemberInto(level, input.array(), input.arrayOffset() + input.position(), input.remaining(),
+            output.array(), output.arrayOffset() + output.position(), output.remaining());
+        input.position(input.limit());
+        output.position(output.position() + n);
+    }
+
     @Override
     public InputStream decompressedInputStream(ByteBuffer buffer, BufferProvider decompressionBufferProvider) {
         requireUsable();

@@ -596,6 +596,37 @@ public class NativeGzipCompressionServiceTest {
     }
 
     @Test
+    void theWholeBatchCallWritesTheStreamsMemberInPlace() throws IOException {
+        for (int size : new int[] {0, 1, 1000, 64 * 1024, 1 << 20, NativeGzipOutputStream.WHOLE_MAX}) {
+            for (boolean incompressible : new boolean[] {false, true}) {
+                byte[] data = incompressible ? random(size, size) : real(size);
+                for (int level : new int[] {1, 6, 9}) {
+                    String what = size + " B, level " + level + (incompressible ? ", random" : "");
+                    int bound = SERVICE.maxCompressedSize(size);
+                    assertTrue(bound > size, what);
+                    // arrays with offsets, as a batch's buffer has them
+                    byte[] in = new byte[size + 5];
+                    System.arraycopy(data, 0, in, 5, size);
+                    ByteBuffer input = ByteBuffer.wrap(in, 3, size + 2).slice();
+                    input.position(2);
+                    byte[] out = new byte[bound + 20];
+                    ByteBuffer output = ByteBuffer.wrap(out, 4, bound + 16).slice();
+                    output.position(7);
+                    SERVICE.compress(input, output, Optional.of(level));
+                    assertEquals(input.limit(), input.position(), what);
+                    byte[] member = Arrays.copyOfRange(out, 11, 4 + output.position());
+                    assertArrayEquals(providerCompress(SERVICE, data, level), member, what + ": the stream's member");
+                    assertArrayEquals(data, builtInDecompress(member), what);
+                }
+            }
+        }
+        assertEquals(-1, SERVICE.maxCompressedSize(NativeGzipOutputStream.WHOLE_MAX + 1), "bigger batches are streamed");
+        IOException e = assertThrows(IOException.class,
+            () -> SERVICE.compress(ByteBuffer.wrap(real(100_000)), ByteBuffer.allocate(100), Optional.empty()));
+        assertTrue(e.getMessage().contains("compression failed"), e.getMessage());
+    }
+
+    @Test
     void closeFreesTheServicesNativeCompressorsAndInflaters() throws IOException {
         NativeGzipCompressionService s = new NativeGzipCompressionService();
         s.checkAvailable();
