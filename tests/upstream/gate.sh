@@ -37,7 +37,7 @@ PACKAGES=(
 # Test classes of the code the series changes that upstream keeps in another
 # module's package (the Scala log cleaner tests exercise storage's Cleaner), and
 # of the Scala code the series changes in core (the broker's request handlers
-# and LogManager, patch 0015; ReplicaManager's compression metrics, patch 0023), which the package scan of Java
+# and LogManager, patch 0015; ReplicaManager's compression metrics, patch 0024), which the package scan of Java
 # files misses.
 CLASSES=(
     kafka.log.LogCleanerTest
