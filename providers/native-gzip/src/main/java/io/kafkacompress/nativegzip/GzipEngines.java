@@ -151,11 +151,8 @@ final class GzipEngines implements AutoCloseable {
 
     /** in[off, off+len) compressed as one gzip member at a Kafka level (1..9). */
     byte[] compressMember(int level, byte[] in, int off, int len) throws IOException {
-        Engine engine = ENGINE[level];
-        int engineLevel = engineLevel(level, len);
-        NativeGzip.Pool<Compressor> pool = engine == Engine.ISAL ? isalPool : libdeflatePools[engineLevel];
-        Compressor c = pool.poll();
-        if (c == null) c = Compressor.create(engine, engineLevel, live);
+        NativeGzip.Pool<Compressor> pool = compressors(level, len);
+        Compressor c = take(pool, level, len);
         try {
             return c.compress(in, off, len);
         } finally {
@@ -171,19 +168,27 @@ final class GzipEngines implements AutoCloseable {
      * @return the member's size
      */
     int compressMemberInto(int level, byte[] in, int off, int len, byte[] out, int outOff, int outLen) throws IOException {
-        Engine engine = ENGINE[level];
-        int engineLevel = engineLevel(level, len);
-        NativeGzip.Pool<Compressor> pool = engine == Engine.ISAL ? isalPool : libdeflatePools[engineLevel];
-        Compressor c = pool.poll();
-        if (c == null) c = Compressor.create(engine, engineLevel, live);
+        NativeGzip.Pool<Compressor> pool = compressors(level, len);
+        Compressor c = take(pool, level, len);
         try {
             int n = c.compressInto(in, off, len, out, outOff, outLen);
-            if (n <= 0) throw new IOException("native gzip: " + engine + " compression failed (" + n + ") for "
+            if (n <= 0) throw new IOException("native gzip: " + c.engine + " compression failed (" + n + ") for "
                 + len + " bytes into " + outLen);
             return n;
         } finally {
             pool.release(c);
         }
+    }
+
+    /** The pool of idle compressors for a member of len bytes at a Kafka level. */
+    private NativeGzip.Pool<Compressor> compressors(int level, int len) {
+        return ENGINE[level] == Engine.ISAL ? isalPool : libdeflatePools[engineLevel(level, len)];
+    }
+
+    /** An idle compressor from the pool, or a new one. */
+    private Compressor take(NativeGzip.Pool<Compressor> pool, int level, int len) throws IOException {
+        Compressor c = pool.poll();
+        return c != null ? c : Compressor.create(ENGINE[level], engineLevel(level, len), live);
     }
 
     /**
