@@ -3,7 +3,8 @@
 # containers of the test-node image, on a network of their own.
 #
 #   TEST: a test file or class/method in ducktape syntax, or a short name (codec_matrix,
-#         recompression, log_cleaning, providers, misconfiguration, faults). Default: all.
+#         recompression, log_cleaning, providers, misconfiguration, faults, cold_recompression).
+#         Default: all.
 #
 # Steps: build the images if missing or stale (docker/images.sh, incremental), compile the test client, start
 # KC_SYSTEST_NODES (5) node containers with a per-run SSH key, write ducktape's cluster file, run
@@ -132,7 +133,8 @@ phase "start $NODES nodes"
 # ---------------------------------------------------------------- ducktape
 declare -A SHORT=([codec_matrix]=codec_matrix_test.py [recompression]=recompression_test.py
     [log_cleaning]=log_cleaning_test.py [providers]=providers_test.py
-    [misconfiguration]=misconfiguration_test.py [faults]=faults_test.py)
+    [misconfiguration]=misconfiguration_test.py [faults]=faults_test.py
+    [cold_recompression]=cold_recompression_test.py)
 targets=()
 for t in "$@"; do
     if [[ -n "${SHORT[$t]:-}" ]]; then targets+=("$PKG/tests/${SHORT[$t]}")

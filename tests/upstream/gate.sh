@@ -37,9 +37,10 @@ PACKAGES=(
 # Test classes of the code the series changes that upstream keeps in another
 # module's package (the Scala log cleaner tests exercise storage's Cleaner), and
 # of the Scala code the series changes in core (the broker's request handlers
-# and LogManager, patch 0015; ReplicaManager's compression metrics, patch 0024), which the package scan of Java
-# files misses.
+# and LogManager, patch 0015; ReplicaManager's compression metrics, patch 0025; the topic configurations in
+# LogConfig, patches 0003 and 0027), which the package scan of Java files misses.
 CLASSES=(
+    kafka.log.LogConfigTest
     kafka.log.LogCleanerTest
     kafka.log.LogCleanerParameterizedIntegrationTest
     kafka.log.LogManagerTest

@@ -2,6 +2,8 @@
 
 import time
 
+from ducktape.utils.util import wait_until
+
 from ..services.paths import KAFKA_HOME
 
 
@@ -31,3 +33,16 @@ def table(header, rows):
     w = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     line = lambda r: "  ".join(str(x).rjust(w[i]) if i else str(x).ljust(w[i]) for i, x in enumerate(r))
     return "\n".join([line(header), "  ".join("-" * n for n in w)] + [line(r) for r in rows])
+
+
+def bounce(kafka, node, topic, note, what):
+    """kill -9 a broker, restart it after 5 s, and wait until it is back in the topic's ISR (3 replicas)."""
+    note("kill -9 %s (%s, node %d)" % (node.account.hostname, what, kafka.idx(node)))
+    kafka.kill_node(node)
+    time.sleep(5)
+    kafka.start_node(node)
+    note("restarted %s" % node.account.hostname)
+    kafka.wait_for_cluster()
+    wait_until(lambda: kafka.isr_size(topic) == 3, timeout_sec=90, backoff_sec=1,
+               err_msg="%s did not rejoin the ISR" % node.account.hostname)
+    note("ISR back to 3")

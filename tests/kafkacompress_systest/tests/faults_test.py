@@ -5,12 +5,11 @@ import time
 
 from ducktape.mark.resource import cluster
 from ducktape.tests.test import Test
-from ducktape.utils.util import wait_until
 
 from ..services.clients import ProducerService, VerifyingConsumer
 from ..services.dumplog import DumpLog
 from ..services.kafka import KafkaService
-from .common import timed
+from .common import bounce, timed
 
 TOPIC = "faults"
 RATE = 300          # records/s
@@ -39,27 +38,16 @@ class FaultsTest(Test):
             events.append("%5.1fs %s" % (time.time() - t0, msg))
             self.logger.info(msg)
 
-        def bounce(node, what):
-            note("kill -9 %s (%s, node %d)" % (node.account.hostname, what, kafka.idx(node)))
-            kafka.kill_node(node)
-            time.sleep(5)
-            kafka.start_node(node)
-            note("restarted %s" % node.account.hostname)
-            kafka.wait_for_cluster()
-            wait_until(lambda: kafka.isr_size(TOPIC) == 3, timeout_sec=90, backoff_sec=1,
-                       err_msg="%s did not rejoin the ISR" % node.account.hostname)
-            note("ISR back to 3")
-
         time.sleep(8)
         leader = kafka.controller_leader()
         assert leader is not None, "no controller leader"
         other = [n for n in kafka.nodes if n != leader][0]
         with timed(times, "broker bounce"):
-            bounce(other, "a broker, not the controller leader")
+            bounce(kafka, other, TOPIC, note, "a broker, not the controller leader")
         time.sleep(3)
         leader = kafka.controller_leader()
         with timed(times, "controller bounce"):
-            bounce(leader, "the controller leader")
+            bounce(kafka, leader, TOPIC, note, "the controller leader")
         new_leader = kafka.controller_leader()
         note("controller leader now node %s" % (kafka.idx(new_leader) if new_leader else None))
         with timed(times, "producer finish"):

@@ -1,0 +1,150 @@
+"""7. Cold recompression (recompression.lag.ms): lz4 at a steady rate to a delete-policy topic whose closed
+segments the log cleaner rewrites in zstd 19 (compaction.compression.type); kill -9 a broker and restart it
+meanwhile; every acknowledged record is read back once, before and after the rewrite, and on every broker the
+closed segments end up zstd with every offset kept, and no active segment is rewritten."""
+
+import re
+import time
+
+from ducktape.mark.resource import cluster
+from ducktape.tests.test import Test
+from ducktape.utils.util import wait_until
+
+from ..services.clients import ProducerService, VerifyingConsumer
+from ..services.dumplog import DumpLog
+from ..services.kafka import KafkaService
+from .common import bounce, table, timed
+
+TOPIC = "cold"
+PARTITIONS = 1      # one partition: ~15 records per 50 ms batch (zstd 19 costs the cleaner ~40 ms a batch)
+RATE = 300          # records/s
+RECORDS = 13500     # ~45 s of traffic
+# segment.ms small: segments close while producing; recompression.lag.ms is set afterwards with kafka-configs.sh
+TOPIC_CONFIGS = {"cleanup.policy": "delete", "segment.ms": 3000, "compression.type": "producer",
+                 "compaction.compression.type": "zstd", "compression.zstd.level": 19, "min.insync.replicas": 2}
+RECOMPRESSED = re.compile(r"Recompressed segment (\d+) of log (\S+) with (\w+): (\d+) bytes into (\d+) bytes "
+                          r"\((\d+) records\) in (\d+) ms")
+# the cleaner's lines: log-cleaner.log with the distribution's log4j2.yaml, server.log with the node image's
+CLEANER_LOGS = "%s/log-cleaner.log* %s/server.log*" % (KafkaService.LOGS, KafkaService.LOGS)
+
+
+class ColdRecompressionTest(Test):
+
+    def closed_state(self, dump, node):
+        """What the closed segments (all but each partition's active one) of the topic hold on a broker."""
+        segs = dump.segment_batches(node, TOPIC, range(PARTITIONS))
+        data = [b for bs in segs.values() for b in bs if not b["control"]]
+        return {"segments": len(segs), "partitions": len(set(p for p, _ in segs)),
+                "zstd": sum(1 for b in data if b["codec"] == "zstd"),
+                "lz4_kept": sum(1 for b in data if b["codec"] == "lz4" and b["count"] <= 2),
+                "lz4_big": sum(1 for b in data if b["codec"] == "lz4" and b["count"] > 2),
+                "other": sorted(set(b["codec"] for b in data) - {"zstd", "lz4"}),
+                "bytes": sum(b["size"] for b in data), "records": sum(b["count"] for b in data)}
+
+    def cleaner_log(self, kafka, node):
+        out = kafka.ssh_out(node, "cat %s 2>/dev/null || true" % CLEANER_LOGS)
+        lines = sorted(set(out.splitlines()))     # once each, were a line in both files
+        done = [m for m in map(RECOMPRESSED.search, lines) if m and m.group(2).startswith(TOPIC + "-")]
+        errors = [l for l in lines if " ERROR " in l and "cleaner" in l.lower()]
+        return {"segments": len(done), "codecs": sorted(set(m.group(3) for m in done)),
+                "rewritten": set((m.group(2), int(m.group(1))) for m in done),
+                "before": sum(int(m.group(4)) for m in done), "after": sum(int(m.group(5)) for m in done),
+                "records": sum(int(m.group(6)) for m in done), "ms": sum(int(m.group(7)) for m in done),
+                "errors": errors}
+
+    @cluster(num_nodes=5)
+    def test_cold_recompression_with_broker_kill(self):
+        times = {}
+        events = []
+        with timed(times, "start cluster"):
+            kafka = KafkaService(self.test_context, 3)
+            kafka.start()
+        kafka.create_topic(TOPIC, partitions=PARTITIONS, configs=TOPIC_CONFIGS)
+        out = kafka.alter_topic_config(TOPIC, add={"recompression.lag.ms": 0})
+        assert "Completed updating config" in out, out
+        wait_until(lambda: "recompression.lag.ms=0" in kafka.describe_topic_config(TOPIC), timeout_sec=30,
+                   backoff_sec=1, err_msg="kafka-configs --describe does not show recompression.lag.ms=0")
+        time.sleep(3)   # let every broker apply the metadata change
+        producer = ProducerService(self.test_context, kafka, TOPIC, max_records=RECORDS, throughput=RATE,
+                                   name="lz4", configs={"compression.type": "lz4", "linger.ms": 50,
+                                                        "batch.size": 262144, "retries": 2147483647})
+        consumer = VerifyingConsumer(self.test_context, kafka)
+        consumer.start()
+        dump = DumpLog(kafka)
+        t0 = time.time()
+        producer.start()
+
+        def note(msg):
+            events.append("%5.1fs %s" % (time.time() - t0, msg))
+            self.logger.info(msg)
+
+        # let segments close and the cleaner start rewriting them, then kill -9 a broker (not the controller leader)
+        time.sleep(12)
+        leader = kafka.controller_leader()
+        assert leader is not None, "no controller leader"
+        victim = [n for n in kafka.nodes if n != leader][0]
+        before_kill = self.cleaner_log(kafka, victim)["segments"]
+        with timed(times, "broker bounce"):
+            bounce(kafka, victim, TOPIC, note, "%d segments recompressed so far" % before_kill)
+        with timed(times, "producer finish"):
+            res = producer.wait_done(timeout_sec=300)
+        note("producer: %s" % res)
+        assert res["acked"] + res["failed"] == RECORDS, res
+        assert res["failed"] == 0, "records failed despite retries: %s" % res
+        with timed(times, "verify"):
+            v = consumer.assert_verified(TOPIC, [producer])
+        note("verified after producing: %d acknowledged records read back once each" % v["matched"])
+
+        # every broker's closed segments: zstd, but for batches of one or two records zstd would make larger
+        states = {}
+
+        def recompressed_everywhere():
+            for n in kafka.nodes:
+                states[n] = s = self.closed_state(dump, n)
+                if s["partitions"] < PARTITIONS or s["lz4_big"] or s["other"]:
+                    self.logger.info("%s not yet recompressed: %s; cleaner log: %s", n.account.hostname, s,
+                                     dict((k, v) for k, v in self.cleaner_log(kafka, n).items() if k != "rewritten"))
+                    return False
+            return True
+        with timed(times, "wait for recompression"):
+            wait_until(recompressed_everywhere, timeout_sec=90, backoff_sec=5,
+                       err_msg=lambda: "closed segments not recompressed on every broker: %s" % {
+                           n.account.hostname: s for n, s in states.items()})
+        note("closed segments recompressed on every broker")
+        with timed(times, "verify"):
+            v2 = consumer.assert_verified(TOPIC, [producer])
+        note("verified after recompression: %d acknowledged records read back once each" % v2["matched"])
+
+        rows = []
+        for n in kafka.nodes:
+            s, log = states[n], self.cleaner_log(kafka, n)
+            assert s["zstd"] > 0, "%s: no zstd batch in the closed segments: %s" % (n.account.hostname, s)
+            assert log["segments"] > 0 and log["codecs"] == ["zstd"], "%s: cleaner log: %s" % (n.account.hostname, log)
+            assert not log["errors"], "%s: cleaner errors: %s" % (n.account.hostname, log["errors"][:5])
+            # the whole log, active segments included: every offset once, the active segments untouched
+            segs = dump.segment_batches(n, TOPIC, range(PARTITIONS), closed_only=False)
+            records = 0
+            for p in range(PARTITIONS):
+                bases = sorted(b for q, b in segs if q == p)
+                assert bases, "%s: no segment of partition %d" % (n.account.hostname, p)
+                assert ("%s-%d" % (TOPIC, p), bases[-1]) not in log["rewritten"], \
+                    "%s: the active segment %d of partition %d was rewritten" % (n.account.hostname, bases[-1], p)
+                batches = [b for base in bases for b in segs[(p, base)]]
+                nxt = 0
+                for b in batches:
+                    assert b["base"] == nxt, "%s: partition %d: batch at %d, expected offset %d" % (
+                        n.account.hostname, p, b["base"], nxt)
+                    nxt = b["last"] + 1
+                records += sum(b["count"] for b in batches if not b["control"])
+            assert records == res["acked"], "%s: %d records on disk, %d acknowledged" % (n.account.hostname, records,
+                                                                                         res["acked"])
+            rows.append([n.account.hostname, log["segments"], log["before"], log["after"],
+                         "%.3f" % (log["after"] / float(log["before"])) if log["before"] else "-",
+                         "%.1f" % (log["ms"] / 1000.0),
+                         s["segments"], s["zstd"], s["lz4_kept"], s["bytes"], records])
+        t = table(["broker", "segments recompressed", "bytes before", "bytes after", "after/before", "cleaner s",
+                   "closed segments", "zstd batches", "lz4 batches kept", "closed bytes now", "records on disk"], rows)
+        t += "\n(bytes before/after: the cleaner's \"Recompressed segment\" lines; lz4 batches kept: 1-2 records)"
+        t += "\n" + "\n".join(events)
+        self.logger.info("\n%s", t)
+        return {"table": t, "times": times}

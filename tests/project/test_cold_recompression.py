@@ -1,0 +1,118 @@
+"""recompression.lag.ms on a running broker from the distribution (patch 0027): an lz4 topic with
+cleanup.policy=delete is set, with kafka-configs.sh and no restart, to have its closed segments rewritten
+in zstd 19 by the log cleaner. Bytes on disk before and after come from the segment files and
+kafka-dump-log.sh; every batch keeps its offsets, and every record is read back with its offset, before and
+after, by stock 4.3.1's console consumer and by librdkafka (confluent-kafka). The broker's
+CleanerRecompressionBytesIn/OutPerSec meters (kafka-jmx.sh) count the bytes the segment files lost."""
+import re
+import time
+
+import pytest
+
+from conftest import DATA, free_port, require_dist, tool
+from test_topic_metrics import jmx_counts
+
+BATCH = re.compile(r"baseOffset: (\d+) lastOffset: (\d+) count: (\d+) .*isControl: (\w+) .*"
+                   r"size: (\d+) magic: \d+ compresscodec: (\w+)")
+RECORDS_PER_ROUND = 30000
+
+
+def configs(b, *args, check=True):
+    return tool("kafka-configs.sh", "--bootstrap-server", b.bootstrap, *args, check=check)
+
+
+def produce(b, topic, n):
+    """json-records.ndjson with lz4, 1 MiB batches, as a throughput-minded producer sends it."""
+    tool("kafka-producer-perf-test.sh", "--topic", topic, "--num-records", str(n), "--throughput", "-1",
+         "--payload-file", str(DATA / "json-records.ndjson"), "--producer-props", "bootstrap.servers=" + b.bootstrap,
+         "acks=all", "compression.type=lz4", "batch.size=1048576", "linger.ms=100")
+
+
+def closed_batches(b, topic):
+    """(base, last, count, codec, size) of every batch of every segment but the active one."""
+    batches = []
+    for seg in b.segments(topic)[:-1]:
+        for m in BATCH.finditer(tool("kafka-dump-log.sh", "--files", str(seg)).stdout):
+            base, last, count, control, size, codec = m.groups()
+            batches.append((int(base), int(last), int(count), codec, int(size)))
+    return batches
+
+
+def closed_bytes(b, topic):
+    return sum(seg.stat().st_size for seg in b.segments(topic)[:-1])
+
+
+def read_stock(b, topic, n):
+    return tool("kafka-console-consumer.sh", "--bootstrap-server", b.bootstrap, "--topic", topic,
+                "--from-beginning", "--max-messages", str(n), "--timeout-ms", "60000",
+                "--formatter-property", "print.offset=true", stock=True).stdout.splitlines()
+
+
+def read_librdkafka(b, topic, end):
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    c = confluent_kafka.Consumer({"bootstrap.servers": b.bootstrap, "group.id": "cold-%d" % time.time(),
+                                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    c.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
+    records, deadline = [], time.time() + 120
+    while time.time() < deadline and (not records or records[-1][0] < end - 1):
+        m = c.poll(1.0)
+        if m is None:
+            continue
+        assert m.error() is None, m.error()
+        records.append((m.offset(), m.value()))
+    c.close()
+    return records
+
+
+def test_delete_policy_segments_recompressed_in_place(broker_factory):
+    require_dist()
+    jmx_port = free_port()
+    b = broker_factory(extra_props={"log.cleaner.backoff.ms": "300"}, env={"JMX_PORT": str(jmx_port), "KAFKA_JMX_OPTS": (
+        "-Dcom.sun.management.jmxremote -Dcom.sun.management.jmxremote.authenticate=false "
+        "-Dcom.sun.management.jmxremote.ssl=false -Dcom.sun.management.jmxremote.host=127.0.0.1 "
+        "-Djava.rmi.server.hostname=127.0.0.1")})
+    topic = "cold"
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", topic, "--partitions", "1",
+         "--replication-factor", "1", "--config", "cleanup.policy=delete", "--config", "segment.ms=2000")
+    for _ in range(2):
+        produce(b, topic, RECORDS_PER_ROUND)
+        time.sleep(2.5)
+    produce(b, topic, 1)   # rolls the second round's segment: the data is in closed segments
+    end = 2 * RECORDS_PER_ROUND + 1
+
+    before = closed_batches(b, topic)
+    assert len(b.segments(topic)) >= 3 and {x[3] for x in before} == {"lz4"}, before
+    bytes_before = closed_bytes(b, topic)
+    stock_before = read_stock(b, topic, end)
+    rdkafka_before = read_librdkafka(b, topic, end)
+    assert len(stock_before) == end and len(rdkafka_before) == end
+
+    refused = configs(b, "--alter", "--entity-type", "topics", "--entity-name", topic,
+                      "--add-config", "recompression.lag.ms=-1", check=False)
+    assert refused.returncode != 0 and "recompression.lag.ms" in refused.stdout + refused.stderr, refused
+    configs(b, "--alter", "--entity-type", "topics", "--entity-name", topic, "--add-config",
+            "compaction.compression.type=zstd,compression.zstd.level=19,recompression.lag.ms=0")
+    described = configs(b, "--describe", "--entity-type", "topics", "--entity-name", topic).stdout
+    assert "recompression.lag.ms=0" in described, described
+
+    deadline = time.time() + 120
+    after = closed_batches(b, topic)
+    while time.time() < deadline and any(x[3] != "zstd" and x[2] > 2 for x in after):
+        time.sleep(1)
+        after = closed_batches(b, topic)
+    assert not any(x[3] != "zstd" and x[2] > 2 for x in after), after
+    bytes_after = closed_bytes(b, topic)
+    ratio = bytes_after / bytes_before
+    print("closed segments of %s: %d bytes in lz4, %d bytes after recompression to zstd 19 (%.3fx)"
+          % (topic, bytes_before, bytes_after, ratio))
+    assert ratio <= 0.6, (bytes_before, bytes_after)
+    assert [x[:3] for x in after] == [x[:3] for x in before], "batch offsets changed"
+    assert "Recompressed segment" in (b.dir / "logs" / "log-cleaner.log").read_text()
+    counts = jmx_counts(jmx_port)
+    read, written = (counts.get(("CleanerRecompressionBytes%sPerSec" % d, topic)) for d in ("In", "Out"))
+    print("CleanerRecompressionBytesInPerSec %s, CleanerRecompressionBytesOutPerSec %s" % (read, written))
+    assert read - written == bytes_before - bytes_after, (read, written, bytes_before, bytes_after)
+    assert counts.get(("CleanerRecompressionTimeNsPerSec", topic), 0) > 0
+
+    assert read_stock(b, topic, end) == stock_before
+    assert read_librdkafka(b, topic, end) == rdkafka_before
