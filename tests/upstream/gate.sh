@@ -38,8 +38,10 @@ PACKAGES=(
 # module's package (the Scala log cleaner tests exercise storage's Cleaner), and
 # of the Scala code the series changes in core (the broker's request handlers
 # and LogManager, patch 0015; ReplicaManager's compression metrics, patch 0025; the topic configurations in
-# LogConfig, patches 0003 and 0027), which the package scan of Java files misses.
+# LogConfig, patches 0003 and 0027; the broker's configuration, which defines the provider keys, patch 0016), which
+# the package scan of Java files misses.
 CLASSES=(
+    kafka.server.KafkaConfigTest
     kafka.log.LogConfigTest
     kafka.log.LogCleanerTest
     kafka.log.LogCleanerParameterizedIntegrationTest
