@@ -3,14 +3,19 @@ cleanup.policy=delete is set, with kafka-configs.sh and no restart, to have its 
 in zstd 19 by the log cleaner. Bytes on disk before and after come from the segment files and
 kafka-dump-log.sh; every batch keeps its offsets, and every record is read back with its offset, before and
 after, by stock 4.3.1's console consumer and by librdkafka (confluent-kafka). The broker's
-CleanerRecompressionBytesIn/OutPerSec meters (kafka-jmx.sh) count the bytes the segment files lost."""
+CleanerRecompressionBytesIn/OutPerSec meters (kafka-jmx.sh) count the bytes the segment files lost, and
+the advisor (--jmx-url) reports their Counts."""
+import json
 import re
 import time
 
 import pytest
 
-from conftest import DATA, free_port, require_dist, tool
+from conftest import DATA, DIST, free_port, require_dist, run, tool
 from test_topic_metrics import jmx_counts
+
+CLEANER_METRICS = ("CleanerRecompressionBytesInPerSec", "CleanerRecompressionBytesOutPerSec",
+                   "CleanerRecompressionTimeNsPerSec")
 
 BATCH = re.compile(r"baseOffset: (\d+) lastOffset: (\d+) count: (\d+) .*isControl: (\w+) .*"
                    r"size: (\d+) magic: \d+ compresscodec: (\w+)")
@@ -113,6 +118,27 @@ def test_delete_policy_segments_recompressed_in_place(broker_factory):
     print("CleanerRecompressionBytesInPerSec %s, CleanerRecompressionBytesOutPerSec %s" % (read, written))
     assert read - written == bytes_before - bytes_after, (read, written, bytes_before, bytes_after)
     assert counts.get(("CleanerRecompressionTimeNsPerSec", topic), 0) > 0
+
+    # the advisor reports the same Counts (--jmx-url), in its text and in its JSON
+    cleaner = {n: counts[(n, topic)] for n in CLEANER_METRICS}
+    advisor = [str(DIST / "bin" / "kafka-compression-advisor.sh"), "--bootstrap-server", b.bootstrap, "--topic", topic,
+               "--jmx-url", "service:jmx:rmi:///jndi/rmi://127.0.0.1:%d/jmxrmi" % jmx_port, "--codecs", "zstd:3",
+               "--providers", "none", "--max-records", "300", "--warmup-bytes", str(1 << 18), "--no-progress"]
+    lines = run(advisor, timeout=300).stdout.splitlines()
+    [live] = [l for l in lines if l.startswith("Live on the broker")]
+    line = lines[lines.index(live) + 1]   # the cleaner's line follows the live ratio's
+    print(live)
+    print(line)
+    m = re.match(r"The log cleaner rewrote ([\d,]+) bytes of the topic's batches into ([\d,]+) \(ratio ([\d.]+)\) "
+                 r"in ([\d,]+) ms \(compaction recompression and recompression.lag.ms, all replicas", line)
+    assert m, line
+    shown_in, shown_out, shown_ms = (int(m.group(i).replace(",", "")) for i in (1, 2, 4))
+    assert (shown_in, shown_out) == (read, written), (line, read, written)
+    assert abs(float(m.group(3)) - written / read) <= 0.00005, line
+    assert abs(shown_ms - cleaner["CleanerRecompressionTimeNsPerSec"] / 1e6) <= 0.5, (line, cleaner)
+    advised = json.loads(run(advisor + ["--format", "json"], timeout=300).stdout)["broker_metrics"]
+    print("advisor broker_metrics:", advised)
+    assert {n: advised[n] for n in CLEANER_METRICS} == cleaner, (advised, cleaner)
 
     assert read_stock(b, topic, end) == stock_before
     assert read_librdkafka(b, topic, end) == rdkafka_before

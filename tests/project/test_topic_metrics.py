@@ -83,8 +83,10 @@ def test_compression_metrics_per_topic(broker_factory):
     advisor = [str(DIST / "bin" / "kafka-compression-advisor.sh"), "--bootstrap-server", b.bootstrap, "--topic", "dense",
                "--jmx-url", "service:jmx:rmi:///jndi/rmi://127.0.0.1:%d/jmxrmi" % jmx_port, "--codecs", "zstd",
                "--providers", "none", "--max-records", "300", "--warmup-bytes", str(1 << 18), "--no-progress"]
-    [line] = [l for l in run(advisor, timeout=300).stdout.splitlines() if l.startswith("Live on the broker")]
+    lines = run(advisor, timeout=300).stdout.splitlines()
+    [line] = [l for l in lines if l.startswith("Live on the broker")]
     print(line)
+    assert not [l for l in lines if l.startswith("The log cleaner")], lines   # no cleaner rewrite of dense
     assert "%s bytes in for %s uncompressed" % ("{:,}".format(dense["BytesInPerSec"]),
                                                 "{:,}".format(dense["UncompressedBytesInPerSec"])) in line, line
     advised = json.loads(run(advisor + ["--format", "json"], timeout=300).stdout)["broker_metrics"]
@@ -97,6 +99,7 @@ def test_compression_metrics_per_topic(broker_factory):
     assert advised["UncompressedBytesInPerSec"] == dense["UncompressedBytesInPerSec"]
     assert advised["RecompressionBytesOutPerSec"] == dense["RecompressionBytesOutPerSec"]
     assert advised["size_ratio"] == dense["BytesInPerSec"] / dense["UncompressedBytesInPerSec"]
+    assert advised["CleanerRecompressionBytesInPerSec"] == 0 and advised["CleanerRecompressionTimeNsPerSec"] == 0
 
     # the all-topics meters hold at least the three topics' sums
     for name in METRICS[1:]:

@@ -18,6 +18,7 @@ package io.kafkacompress.tools.advisor;
 
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,11 +33,14 @@ import javax.management.remote.JMXServiceURL;
 
 /**
  * The topic's compression as its brokers count it (docs/metrics.md): the Count of the topic's BrokerTopicMetrics
- * meters over JMX, summed over the brokers given. Each broker counts the appends it led, since it started.
+ * meters over JMX, summed over the brokers given. Each broker counts the appends it led, since it started; the
+ * CleanerRecompression* meters count the log cleaner's rewrites on every replica (docs/cold-segments.md), so over
+ * several brokers they add up the replicas' rewrites.
  */
 final class BrokerMetrics {
     static final List<String> NAMES = List.of("BytesInPerSec", "UncompressedBytesInPerSec", "RecompressionBytesInPerSec",
-        "RecompressionBytesOutPerSec", "RecompressionTimeNsPerSec");
+        "RecompressionBytesOutPerSec", "RecompressionTimeNsPerSec", "CleanerRecompressionBytesInPerSec",
+        "CleanerRecompressionBytesOutPerSec", "CleanerRecompressionTimeNsPerSec");
 
     final Map<String, Long> counts = new LinkedHashMap<>();
     final List<String> urls;
@@ -76,7 +80,8 @@ final class BrokerMetrics {
         return counts.get("BytesInPerSec") / (double) counts.get("UncompressedBytesInPerSec");
     }
 
-    String line() {
+    /** The live-ratio line, and the log cleaner's rewrites when it rewrote any of the topic's batches. */
+    List<String> lines() {
         String text = String.format(java.util.Locale.ROOT, "Live on the broker%s (BrokerTopicMetrics over JMX, since start): "
                 + "%,d bytes in for %,d uncompressed: size ratio %.4f", urls.size() > 1 ? "s" : "",
             counts.get("BytesInPerSec"), counts.get("UncompressedBytesInPerSec"), ratio());
@@ -84,7 +89,15 @@ final class BrokerMetrics {
             text += String.format(java.util.Locale.ROOT, "; the broker recompressed %,d bytes into %,d in %,.0f ms",
                 counts.get("RecompressionBytesInPerSec"), counts.get("RecompressionBytesOutPerSec"),
                 counts.get("RecompressionTimeNsPerSec") / 1e6);
-        return text + ".";
+        List<String> lines = new ArrayList<>(List.of(text + "."));
+        long cleanerIn = counts.get("CleanerRecompressionBytesInPerSec");
+        if (cleanerIn > 0)
+            lines.add(String.format(java.util.Locale.ROOT, "The log cleaner rewrote %,d bytes of the topic's batches into %,d "
+                    + "(ratio %.4f) in %,.0f ms (compaction recompression and recompression.lag.ms, all replicas on the given "
+                    + "broker%s, since start).", cleanerIn, counts.get("CleanerRecompressionBytesOutPerSec"),
+                counts.get("CleanerRecompressionBytesOutPerSec") / (double) cleanerIn,
+                counts.get("CleanerRecompressionTimeNsPerSec") / 1e6, urls.size() > 1 ? "s" : ""));
+        return lines;
     }
 
     Map<String, Object> json() {

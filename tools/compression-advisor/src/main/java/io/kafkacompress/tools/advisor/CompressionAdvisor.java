@@ -98,7 +98,8 @@ public final class CompressionAdvisor {
         parser.addArgument("--jmx-url").action(store()).type(String.class).metavar("URL[,URL...]").dest("jmxUrl")
             .help("With --topic: the JMX service URL of each broker leading the topic's partitions (e.g. "
                 + "service:jmx:rmi:///jndi/rmi://HOST:PORT/jmxrmi for a broker started with JMX_PORT), to show the topic's "
-                + "live compression ratio from the brokers' BrokerTopicMetrics beside the measurements.");
+                + "live compression ratio from the brokers' BrokerTopicMetrics beside the measurements, and what the log "
+                + "cleaner recompressed (CleanerRecompression*, counted on every replica: summed over the brokers given).");
         parser.addArgument("--input").action(store()).type(String.class).metavar("FILE")
             .help("Measure the records of this file, one record (value) per line, as kafka-producer-perf-test.sh --payload-file, " +
                 "instead of sampling a topic.");

@@ -195,7 +195,8 @@ final class Report {
             out.println(line);
         if (live != null) {
             out.println();
-            out.println(live.line());
+            for (String line : live.lines())
+                out.println(line);
         }
     }
 
