@@ -220,11 +220,12 @@ class Broker:
 
 @pytest.fixture
 def broker_factory(tmp_path):
-    """broker_factory(name, stock=False, extra_props=None, ...) -> started Broker; all stopped at teardown."""
+    """broker_factory(name, stock=False, extra_props=None, ...) -> started Broker (or cls, a subclass); all stopped
+    at teardown."""
     started = []
 
-    def make(name="broker", start=True, **kw):
-        b = Broker(tmp_path / name, **kw)
+    def make(name="broker", start=True, cls=Broker, **kw):
+        b = cls(tmp_path / name, **kw)
         started.append(b)
         return b.start() if start else b
 

@@ -76,14 +76,29 @@ def peak_heap_mb(gc_logs):
     return before, after
 
 
+def gc_log_opt(tmp_path, name):
+    """The JVM option that writes the GC log of broker_factory's broker `name` into its directory."""
+    return "-Xlog:gc:file=%s" % (tmp_path / name / "gc-%p.log")
+
+
+def broker_heap_mb(broker):
+    """peak_heap_mb of a broker started with gc_log_opt."""
+    return peak_heap_mb(glob.glob(str(broker.dir / "gc-*.log")))
+
+
 def test_bombs_are_stored_as_by_a_stock_broker(broker_factory, client, tmp_path):
-    gc_log = tmp_path / "ours-gc-%p.log"
     opts = ["-XX:+ExitOnOutOfMemoryError"]
-    ours = broker_factory("ours", heap="-Xmx1g", jvm_opts=opts + ["-Xlog:gc:file=%s" % gc_log],
+    ours = broker_factory("ours", heap="-Xmx1g", jvm_opts=opts + [gc_log_opt(tmp_path, "ours")],
                           extra_props={"compression.gzip.provider": PROVIDER, "compression.gzip.provider.required": "true"})
-    stock = broker_factory("stock", stock=True, heap="-Xmx1g",
-                           jvm_opts=opts + ["-Xlog:gc:file=%s" % (tmp_path / "stock-gc-%p.log")])
+    stock = broker_factory("stock", stock=True, heap="-Xmx1g", jvm_opts=opts + [gc_log_opt(tmp_path, "stock")])
     assert re.search(r"Compression provider for gzip: native gzip", ours.output()), ours.output()[-3000:]
+    check_bombs_against_stock(ours, stock, client, PROVIDER)
+
+
+def check_bombs_against_stock(ours, stock, client, provider):
+    """Sends each of VARIANTS to `ours` (with `provider`) and to `stock` (both started with gc_log_opt): the same
+    answers, the same stored batches, `ours` alive without OutOfMemoryError and holding at most 64 MB more heap after
+    a collection; then a consumer with native-gzip and -Xmx512m reads the CONSUMED variants back from `ours`."""
     timestamp = int(time.time() * 1000)
     for name, (codec, records, size, topic_codec) in VARIANTS.items():
         answers = {}
@@ -106,10 +121,10 @@ def test_bombs_are_stored_as_by_a_stock_broker(broker_factory, client, tmp_path)
                 dump = run([str(DIST / "bin" / "kafka-dump-log.sh"), "--files", ",".join(str(s) for s in segs)]).stdout
                 dumps.append(re.findall(r"baseOffset: (\d+) lastOffset: (\d+) count: (\d+).*?compresscodec: (\w+)", dump))
             assert dumps[0] == dumps[1] and dumps[0], (name, dumps)
-    ours_heap = peak_heap_mb(glob.glob(str(tmp_path / "ours-gc-*.log")))
-    stock_heap = peak_heap_mb(glob.glob(str(tmp_path / "stock-gc-*.log")))
-    say("peak heap in use (MB, before / after a collection), -Xmx1g: ours with %s %d / %d, stock %d / %d"
-        % (PROVIDER, ours_heap[0], ours_heap[1], stock_heap[0], stock_heap[1]))
+    ours_heap, stock_heap = broker_heap_mb(ours), broker_heap_mb(stock)
+    say("peak heap in use (MB, before / after a collection), %s: ours with %s %d / %d, stock %d / %d"
+        % (ours.heap, provider, ours_heap[0], ours_heap[1], stock_heap[0], stock_heap[1]))
+    assert ours.proc.poll() is None, ours.output()[-4000:]
     assert "OutOfMemoryError" not in ours.output()
     # what survives a collection is what the broker holds; the provider may add its bounded buffers (8 MiB a thread)
     assert ours_heap[1] <= stock_heap[1] + 64, (ours_heap, stock_heap)
@@ -130,9 +145,7 @@ def test_many_batches_of_varied_sizes_keep_the_heap_bounded(broker_factory, tmp_
     the framework), against a -Xmx256m broker. A request handler's BufferSupplier keeps a buffer of every capacity
     it is given back, so lending each batch's exact size made a -Xmx1g broker run out of heap in the benchmark; the
     framework lends power-of-two capacities instead."""
-    gc_log = tmp_path / "varied-gc-%p.log"
-    b = broker_factory("varied", heap="-Xmx256m",
-                       jvm_opts=["-XX:+ExitOnOutOfMemoryError", "-Xlog:gc:file=%s" % gc_log],
+    b = broker_factory("varied", heap="-Xmx256m", jvm_opts=["-XX:+ExitOnOutOfMemoryError", gc_log_opt(tmp_path, "varied")],
                        extra_props={"compression.gzip.provider": PROVIDER, "compression.gzip.provider.required": "true"})
     tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", "varied")
     records = 1_000_000
@@ -147,7 +160,7 @@ def test_many_batches_of_varied_sizes_keep_the_heap_bounded(broker_factory, tmp_
     assert "OutOfMemoryError" not in b.output()
     dump = run([str(DIST / "bin" / "kafka-dump-log.sh"), "--files", ",".join(str(s) for s in b.segments("varied"))]).stdout
     sizes = re.findall(r"count: (\d+)", dump)
-    heap = peak_heap_mb(glob.glob(str(tmp_path / "varied-gc-*.log")))
+    heap = broker_heap_mb(b)
     say("%d batches (%d distinct record counts) through %s at -Xmx256m; peak heap in use %d MB, after a collection %d MB"
         % (len(sizes), len(set(sizes)), PROVIDER, heap[0], heap[1]))
     assert len(set(sizes)) >= 100, "too few distinct batch sizes to prove anything: %d" % len(set(sizes))
@@ -160,16 +173,28 @@ def test_bombs_from_many_producers_keep_the_heap_bounded_per_broker(broker_facto
     request handler thread gets its own buffer supplier: when each kept its own provider buffers the provider broker
     ran out of heap. Both must answer every request without error and the provider broker's heap that survives a
     collection must stay within the other's + 64 MB. Takes about 100 s."""
-    seconds, producers, io_threads = 60, 8, 32
     brokers = {}
     for label, props in (("provider", {"compression.gzip.provider": PROVIDER, "compression.gzip.provider.required": "true"}),
                          ("none", {})):
-        props.update({"num.io.threads": str(io_threads)})
+        props.update({"num.io.threads": str(FLOOD_IO_THREADS)})
         brokers[label] = broker_factory("flood-" + label, heap="-Xmx512m", extra_props=props,
-                                        jvm_opts=["-Xlog:gc:file=%s" % (tmp_path / ("%s-gc-%%p.log" % label))])
-        tool("kafka-topics.sh", "--bootstrap-server", brokers[label].bootstrap, "--create", "--topic", "bombs",
+                                        jvm_opts=[gc_log_opt(tmp_path, "flood-" + label)])
+    flood_and_check(brokers, client)
+
+
+FLOOD_SECONDS, FLOOD_PRODUCERS, FLOOD_IO_THREADS = 60, 8, 32
+
+
+def flood_and_check(brokers, client):
+    """FLOOD_SECONDS of bombs from FLOOD_PRODUCERS producers at once to each of brokers {"provider": ..., "none": ...}
+    (started with num.io.threads=FLOOD_IO_THREADS and gc_log_opt), beside a normal producer each: every request
+    answered without error, the brokers alive without OutOfMemoryError, the provider broker's heap after a collection
+    within the other's + 64 MB."""
+    seconds, producers = FLOOD_SECONDS, FLOOD_PRODUCERS
+    for b in brokers.values():
+        tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", "bombs",
              "--config", "compression.type=gzip", "--config", "max.message.bytes=104857600")
-        tool("kafka-topics.sh", "--bootstrap-server", brokers[label].bootstrap, "--create", "--topic", "normal")
+        tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", "normal")
     normal = {}
     for label, b in brokers.items():
         normal[label] = subprocess.Popen(
@@ -183,12 +208,12 @@ def test_bombs_from_many_producers_keep_the_heap_bounded_per_broker(broker_facto
     load = open("/proc/loadavg").read().split()[:3]
     answers = {b: (int(n), e) for b, n, e in re.findall(r"bootstrap=(\S+) requests=(\d+) errors=(\S*)", out)}
     normal_out = {label: p.communicate(timeout=600)[0] for label, p in normal.items()}
-    heap = {label: peak_heap_mb(glob.glob(str(tmp_path / ("%s-gc-*.log" % label)))) for label in brokers}
+    heap = {label: broker_heap_mb(b) for label, b in brokers.items()}
     for label, b in brokers.items():
         requests, errors = answers[b.bootstrap]
-        say("flood, %s broker (-Xmx512m, num.io.threads=%d): %d bomb requests from %d producers in %d s, error codes %s; "
+        say("flood, %s broker (%s, num.io.threads=%d): %d bomb requests from %d producers in %d s, error codes %s; "
             "heap in use before / after a collection at most %d / %d MB; OutOfMemoryErrors in its log: %d; load %s"
-            % (label, io_threads, requests, producers, seconds, errors, heap[label][0], heap[label][1],
+            % (label, b.heap, FLOOD_IO_THREADS, requests, producers, seconds, errors, heap[label][0], heap[label][1],
                b.output().count("OutOfMemoryError"), " ".join(load)))
     for label, b in brokers.items():
         requests, errors = answers[b.bootstrap]

@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -75,24 +76,33 @@ def engine_cmd():
     return (r.stdout.strip() or None), env
 
 
-def qat_image(engine, env):
-    """The broker image (trixie with QATzip, qatlib and USDM), built through docker/images.sh like ./build.sh image."""
+def qat_image(engine, env, build=True):
+    """The broker image (trixie with QATzip, qatlib and USDM), built through docker/images.sh like ./build.sh image
+    (only when missing with build=False)."""
+    image = f"localhost/kafka-compress:{VERSION}"
+    if not build and subprocess.run([engine, "image", "exists", image], env=env).returncode == 0:
+        return image, "the broker image as it is (trixie, QATzip installed)"
     r = subprocess.run(["bash", str(ROOT / "docker/images.sh"), "build"], cwd=ROOT,
                        capture_output=True, text=True, timeout=2400)
     if r.returncode != 0:
         return None, "docker/images.sh build failed: " + (r.stdout + r.stderr)[-800:]
-    return f"localhost/kafka-compress:{VERSION}", "the broker image (trixie, QATzip installed)"
+    return image, "the broker image (trixie, QATzip installed)"
 
 
-@pytest.mark.container
-def test_qat_software_path_in_trixie_container(junit_on_host):
-    rc, _ = junit_on_host
-    assert rc == 0, "host JUnit run failed"
+QAT_TEST_CLASS = "io.kafkacompress.qat.QatGzipCompressionServiceTest"
+
+
+def qat_junit_in_container(test_classes, selectors, *jvm_props, build_image=True):
+    """Runs QatGzipCompressionServiceTest (JUnit console launcher, selectors like ["--select-class", ...]) in the
+    broker image with KC_QAT_EXPECT=available: test_classes first on the module's test classpath, mounted read-only
+    at the same paths (the image gives trixie's QATzip and JRE; the classes under test are the build's). Returns the
+    output; fails when the launcher does; skips, with the reason printed, when no container engine or image works
+    here."""
     engine, env = engine_cmd()
     if engine is None:
         say("QAT software path NOT exercised: no working container engine (podman/docker) here")
         pytest.skip("no working container engine (podman/docker): QAT software path not exercised")
-    image, what = qat_image(engine, env)
+    image, what = qat_image(engine, env, build_image)
     if image is None:
         say(f"QAT software path NOT exercised: {what}")
         pytest.skip(what)
@@ -101,21 +111,19 @@ def test_qat_software_path_in_trixie_container(junit_on_host):
             f"-DoutputDirectory={ROOT}/build/qat-test", "-Dmdep.overWriteIfNewer=true")
     assert r.returncode == 0, r.stdout + r.stderr
     launcher = ROOT / "build/qat-test/junit-platform-console-standalone-1.13.4.jar"
-    cp_file = ROOT / "build/providers/qat-gzip/target/test-classpath.txt"
-    cp = [p for p in cp_file.read_text().strip().split(":")
-          if not any(x in p for x in ("/org/junit/", "/opentest4j/", "/apiguardian/"))]
-    cp = [str(ROOT / "build/providers/qat-gzip/target/test-classes"), str(ROOT / "build/providers/qat-gzip/target/classes")] + cp
+    cp = [str(test_classes), str(ROOT / "build/providers/qat-gzip/target/classes")] + qat_test_classpath()
     m2 = Path.home() / ".m2"
     from conftest import DATA   # inside ROOT, so mounted with it
     cmd = [engine, "run", "--rm", "--user", "0", "--network", "none", "--entrypoint", "java",
            "-v", f"{ROOT}:{ROOT}:ro", "-v", f"{m2}:{m2}:ro",
            "-e", "KC_QAT_EXPECT=available", "-e", f"KC_DATA_DIR={DATA}",
            "-e", f"KC_CORPUS_DIR={ROOT}/providers/testkit/corpus",
-           image, "-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch", "-Dkc.qat.cycles=100000",
+           image, "-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch", *jvm_props,
            "-jar", str(launcher), "execute", "--disable-banner", "--details=summary",
-           "--class-path", ":".join(cp), "--select-class", "io.kafkacompress.qat.QatGzipCompressionServiceTest"]
-    say(f"QAT software path: running the QAT JUnit tests in {what} ({image}) with {engine}")
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=2400)
+           "--class-path", ":".join(cp), *selectors]
+    say(f"QAT software path: running the QAT JUnit tests in {what} ({image}) with {engine}: "
+        f"{' '.join(list(jvm_props) + list(selectors))}")
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=6 * 3600)
     out = r.stdout + r.stderr
     for line in out.splitlines():
         if line.startswith("[qat-gzip]") or "tests successful" in line or "tests failed" in line or "tests skipped" in line:
@@ -126,8 +134,58 @@ def test_qat_software_path_in_trixie_container(junit_on_host):
     assert skipped and skipped.group(1) == "0", "QAT tests were skipped in the container: " + out[-3000:]
     failed = re.search(r"(\d+) tests failed", out)
     assert failed and failed.group(1) == "0", out[-8000:]
+    return out
+
+
+def qat_test_classpath():
+    """The module's test dependencies (written by its Maven build), without JUnit: the console launcher has it."""
+    cp_file = ROOT / "build/providers/qat-gzip/target/test-classpath.txt"
+    return [p for p in cp_file.read_text().strip().split(":")
+            if not any(x in p for x in ("/org/junit/", "/opentest4j/", "/apiguardian/"))]
+
+
+@pytest.mark.container
+def test_qat_software_path_in_trixie_container(junit_on_host):
+    rc, _ = junit_on_host
+    assert rc == 0, "host JUnit run failed"
+    out = qat_junit_in_container(ROOT / "build/providers/qat-gzip/target/test-classes",
+                                 ["--select-class", QAT_TEST_CLASS], "-Dkc.qat.cycles=100000")
     assert "[qat-gzip] one gzip member per batch: 0 B to 64 MiB" in out
     assert re.search(r"\[qat-gzip\] fuzz: seed -?\d+, \d+ s, [\d,]+ inputs", out), out[-3000:]
+
+
+@pytest.mark.container
+def test_qat_fuzz_to_a_number_of_inputs_in_trixie_container():
+    """Issue 29: the QAT provider's differential fuzz against Kafka's built-in gzip reader
+    (QatGzipCompressionServiceTest#fuzzAgainstTheBuiltInReader) run to KC_QAT_FUZZ_INPUTS inputs, however long that
+    takes, in the broker image (software path); KC_QAT_FUZZ_SEED repeats a run. Skipped unless KC_QAT_FUZZ_INPUTS is
+    set: CI runs the 30 s fuzz of the test above. Needs the module's Maven build (./build.sh build): the test
+    sources, the provider testkit's included, are compiled here against its classes and test classpath, so the
+    command does not rebuild the patched modules; the broker image is used as it is when it exists. Fails on a difference (the fuzzer prints the seed, the case and
+    a minimized input) or when fewer inputs ran."""
+    inputs = int(os.environ.get("KC_QAT_FUZZ_INPUTS", "0").replace(",", "").replace("_", ""))
+    if inputs <= 0:
+        pytest.skip("KC_QAT_FUZZ_INPUTS not set (the run to a number of inputs is a documented command, not CI)")
+    classes = ROOT / "build/qat-fuzz/test-classes"   # inside ROOT: mounted in the container
+    shutil.rmtree(classes, ignore_errors=True)
+    sources = [str(p) for d in ("providers/qat-gzip/src/test/java", "providers/testkit/src/test/java")
+               for p in sorted((ROOT / d).rglob("*.java"))]
+    cp = [str(ROOT / "build/providers/qat-gzip/target/classes")] + \
+        (ROOT / "build/providers/qat-gzip/target/test-classpath.txt").read_text().strip().split(":")
+    r = subprocess.run(["javac", "--release", "17", "-proc:none", "-nowarn", "-d", str(classes), "-cp", ":".join(cp)]
+                       + sources, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    seed = os.environ.get("KC_QAT_FUZZ_SEED", "")
+    props = ["-Dkc.fuzz.inputs=%d" % inputs] + (["-Dkc.fuzz.seed=" + seed] if seed else [])
+    t0 = time.time()
+    out = qat_junit_in_container(classes, ["--select-method", QAT_TEST_CLASS + "#fuzzAgainstTheBuiltInReader"], *props,
+                                 build_image=False)
+    m = re.search(r"\[qat-gzip\] fuzz: seed (-?\d+), (\d+) s, ([\d,]+) inputs, ([\d,]+) rejected by both, no difference",
+                  out)
+    assert m, out[-3000:]
+    say("QAT fuzz to %s inputs: seed %s, %s inputs (%s rejected by both readers) in %s s of fuzzing, %.0f s in all, "
+        "no difference" % (f"{inputs:,}", m.group(1), m.group(3), m.group(4), m.group(2), time.time() - t0))
+    assert int(m.group(3).replace(",", "")) >= inputs, m.group(0)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -207,8 +207,11 @@ public class QatGzipCompressionServiceTest {
         requireAvailable();
         long seed = GzipFuzz.seed();
         long seconds = GzipFuzz.seconds(30);
-        System.out.println("[qat-gzip] fuzz seed " + seed + " (rerun: -Dkc.fuzz.seed=" + seed + " -Dkc.fuzz.seconds=" + seconds + ")");
-        new GzipFuzz(service, "qat-gzip", json, seed).run(seed, seconds);
+        long inputs = GzipFuzz.inputs();
+        System.out.println("[qat-gzip] fuzz seed " + seed + " (rerun: -Dkc.fuzz.seed=" + seed
+            + (inputs > 0 ? " -Dkc.fuzz.inputs=" + inputs : " -Dkc.fuzz.seconds=" + seconds) + ")");
+        long tried = new GzipFuzz(service, "qat-gzip", json, seed).run(seed, seconds);
+        assertTrue(tried >= inputs, "the fuzz run stopped after " + tried + " of " + inputs + " inputs");
     }
 
     @Test

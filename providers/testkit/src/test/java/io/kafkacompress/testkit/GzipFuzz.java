@@ -42,7 +42,10 @@ import java.util.zip.Deflater;
  * gives the same inputs. A mismatch is minimized and reported as hex, ready for the corpus
  * ({@code providers/testkit/corpus/*.hex}).
  * <p>
- * System properties: {@code kc.fuzz.seed} (default: random, printed), {@code kc.fuzz.seconds} (default 60).
+ * System properties: {@code kc.fuzz.seed} (default: random, printed), {@code kc.fuzz.seconds} (default: the
+ * test's, 30 or 60), {@code kc.fuzz.inputs}: run until that many inputs were tried, however long it takes (the
+ * time bound is then ignored; the same seed gives the same first inputs either way, so a seed and an input count
+ * reproduce a run exactly).
  */
 public final class GzipFuzz {
 
@@ -69,6 +72,12 @@ public final class GzipFuzz {
     public static long seconds(long dflt) {
         String s = System.getProperty("kc.fuzz.seconds", "");
         return s.isEmpty() ? dflt : Long.parseLong(s);
+    }
+
+    /** {@code kc.fuzz.inputs}: the number of inputs to try, or 0 (the default) for a run bound by time. */
+    public static long inputs() {
+        String s = System.getProperty("kc.fuzz.inputs", "");
+        return s.isEmpty() ? 0 : Long.parseLong(s.replace(",", "").replace("_", ""));
     }
 
     // ------------------------------------------------------------------ verdicts
@@ -358,14 +367,19 @@ public final class GzipFuzz {
         return HexFormat.of().formatHex(b);
     }
 
-    /** Runs for the given time; returns the number of inputs tried, or throws with a minimized reproducer. */
+    /**
+     * Runs for the given time, or until {@link #inputs()} inputs were tried when {@code kc.fuzz.inputs} is set;
+     * returns the number of inputs tried, or throws with a minimized reproducer.
+     */
     public long run(long seed, long seconds) {
-        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        long target = inputs();
+        long start = System.nanoTime();
+        long end = start + seconds * 1_000_000_000L;
         long cases = 0;
         long failedBoth = 0;
         try {
-            while (System.nanoTime() < end) {
-                for (int i = 0; i < 20; i++) {
+            while (target > 0 ? cases < target : System.nanoTime() < end) {
+                for (int i = 0; i < 20 && (target <= 0 || cases < target); i++) {
                     byte[] input = r.nextInt(10) == 0 ? seedMember() : mutate(seedMember());
                     String why = mismatch(input);
                     if (why != null) {
@@ -381,8 +395,9 @@ public final class GzipFuzz {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        System.out.printf("[%s] fuzz: seed %d, %d s, %,d inputs, %,d rejected by both, no difference%n", name, seed,
-            seconds, cases, failedBoth);
+        System.out.printf("[%s] fuzz: seed %d, %d s, %,d inputs, %,d rejected by both, no difference (%s)%n", name, seed,
+            Math.round((System.nanoTime() - start) / 1e9), cases, failedBoth,
+            target > 0 ? "kc.fuzz.inputs=" + target : "time-bound, kc.fuzz.seconds=" + seconds);
         return cases;
     }
 
