@@ -37,8 +37,9 @@ PACKAGES=(
 # Test classes of the code the series changes that upstream keeps in another
 # module's package (the Scala log cleaner tests exercise storage's Cleaner), and
 # of the Scala code the series changes in core (the broker's request handlers
-# and LogManager, patch 0015; ReplicaManager's compression metrics, patch 0025; the topic configurations in
-# LogConfig, patches 0003 and 0027; the broker's configuration, which defines the provider keys, patch 0016), which
+# and LogManager, patch 0016; the produce answers and their log line in ReplicaManager and KafkaApis, patch 0008;
+# ReplicaManager's compression metrics, patch 0026; the topic configurations in
+# LogConfig, patches 0003 and 0028; the broker's configuration, which defines the provider keys, patch 0017), which
 # the package scan of Java files misses.
 CLASSES=(
     kafka.server.KafkaConfigTest
@@ -47,6 +48,7 @@ CLASSES=(
     kafka.log.LogCleanerParameterizedIntegrationTest
     kafka.log.LogManagerTest
     kafka.server.KafkaRequestHandlerTest
+    kafka.server.KafkaApisTest
     kafka.server.ReplicaManagerTest
     kafka.metrics.MetricsTest
 )

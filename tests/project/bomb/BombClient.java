@@ -15,6 +15,7 @@ import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.utils.Crc32C;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -45,12 +46,20 @@ import javax.management.ObjectName;
  *       for SECONDS, PRODUCERS connections to each broker of the comma-separated BOOTSTRAPS send produce requests
  *       one after the other, each one batch of one record of 4 to 8 MB of one repeated byte, gzip from even
  *       connections and lz4 from odd ones; prints "bootstrap=<b> requests=<n> errors=<code:count,...>" per broker
+ *   corrupt BOOTSTRAP TOPIC DAMAGE REQUESTS
+ *       one gzip batch of 100 records (the same bytes every time) whose payload is damaged but whose CRC is valid
+ *       (DAMAGE "blocktype": the first deflate block of a reserved type; "trailer": the gzip member's size field
+ *       wrong; "count": the batch declares one record more than its gzip member holds), sent REQUESTS times on one
+ *       connection as client "corrupt-client"; prints "requests=<n> errors=<code:count,...>" and
+ *       "message=<the first error message>"
  */
 public class BombClient {
 
     public static void main(String[] args) throws Exception {
         if (args[0].equals("flood"))
             flood(args[1].split(","), args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]));
+        else if (args[0].equals("corrupt"))
+            corrupt(args[1], args[2], args[3], Integer.parseInt(args[4]));
         else if (args[0].equals("produce"))
             produce(args[1], args[2], CompressionType.forName(args[3]), Integer.parseInt(args[4]), Integer.parseInt(args[5]),
                 Long.parseLong(args[6]));
@@ -125,8 +134,58 @@ public class BombClient {
             System.exit(1);
     }
 
+    static void corrupt(String bootstrap, String topic, String damage, int requests) throws Exception {
+        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(64 * 1024), RecordBatch.CURRENT_MAGIC_VALUE,
+            Compression.of(CompressionType.GZIP).build(), TimestampType.CREATE_TIME, 0L);
+        Random random = new Random(3160);
+        for (int i = 0; i < 100; i++)
+            builder.append(1764000000000L + i, ("key-" + i).getBytes(), ("{\"id\":" + i + ",\"v\":" + random.nextLong() + "}").getBytes());
+        ByteBuffer buffer = builder.build().buffer();
+        int payload = 61;   // DefaultRecordBatch.RECORD_BATCH_OVERHEAD: the gzip member starts here
+        int end = buffer.limit();
+        if (damage.equals("blocktype")) {
+            // the first deflate block (after the 10-byte gzip header) gets the reserved block type 11: zlib refuses
+            // it before producing a byte, so the verdict does not depend on what garbage a decoder would produce
+            buffer.put(payload + 10, (byte) (buffer.get(payload + 10) | 0x06));
+        } else if (damage.equals("trailer")) {
+            buffer.put(end - 4, (byte) (buffer.get(end - 4) + 1));
+        } else if (damage.equals("count")) {
+            buffer.putInt(57, buffer.getInt(57) + 1);   // the batch declares one record more than it holds
+        } else {
+            throw new IllegalArgumentException("damage must be blocktype, trailer or count: " + damage);
+        }
+        // CRC-32C from the attributes (offset 21) to the end, stored at offset 17: the batch passes its CRC check
+        buffer.putInt(17, (int) Crc32C.compute(buffer, 21, end - 21));
+        MemoryRecords batch = MemoryRecords.readableRecords(buffer);
+        batch.batches().forEach(b -> b.ensureValid());
+        Map<Short, Integer> counts = new TreeMap<>();
+        String message = null;
+        String[] hostPort = bootstrap.split(":");
+        try (Socket socket = new Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
+            socket.setSoTimeout(60_000);
+            DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            for (int i = 0; i < requests; i++) {
+                ProduceResponseData.PartitionProduceResponse answer = sendOne(out, in, "corrupt-client", i, topic, batch);
+                counts.merge(answer.errorCode(), 1, Integer::sum);
+                if (message == null)
+                    message = answer.errorMessage();
+            }
+        }
+        StringBuilder errors = new StringBuilder();
+        counts.forEach((k, v) -> errors.append(errors.length() == 0 ? "" : ",").append(k).append(':').append(v));
+        System.out.println("requests=" + requests + " errors=" + errors);
+        System.out.println("message=" + message);
+    }
+
     static short send(DataOutputStream out, DataInputStream in, String clientId, int correlationId, String topic,
                       MemoryRecords batch) throws Exception {
+        return sendOne(out, in, clientId, correlationId, topic, batch).errorCode();
+    }
+
+    /** One produce request (v12, acks=-1) of one batch to partition 0 of topic; the partition's answer. */
+    static ProduceResponseData.PartitionProduceResponse sendOne(DataOutputStream out, DataInputStream in, String clientId,
+                                                                int correlationId, String topic, MemoryRecords batch) throws Exception {
         ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(120_000);
         ProduceRequestData.TopicProduceData topicData = new ProduceRequestData.TopicProduceData().setName(topic);
         topicData.partitionData().add(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(MemoryRecords.readableRecords(batch.buffer())));
@@ -141,12 +200,7 @@ public class BombClient {
         byte[] response = new byte[in.readInt()];
         in.readFully(response);
         ProduceResponse parsed = (ProduceResponse) AbstractResponse.parseResponse(ByteBuffer.wrap(response), header);
-        short error = 0;
-        for (ProduceResponseData.TopicProduceResponse t : parsed.data().responses())
-            for (ProduceResponseData.PartitionProduceResponse p : t.partitionResponses())
-                if (p.errorCode() != 0)
-                    error = p.errorCode();
-        return error;
+        return parsed.data().responses().iterator().next().partitionResponses().get(0);
     }
 
     static void produce(String bootstrap, String topic, CompressionType codec, int records, int recordBytes, long timestamp)
