@@ -49,8 +49,19 @@ def decompress_bound(impl, level, stock_ms_per_mb, batch=1048576):
     codec's decompression costs 1000 / (its MB/s) CPU ms per MB (table 5, in process), its share of the stock
     process's measured CPU per MB is what a faster inflate can cut, and Amdahl gives the bound on CPU per MB vs
     stock. None when table 5 has no row for this provider and level."""
-    speeds = decompress_speeds()
-    # the batch size table 5 measured nearest to this one (it measures 16 KiB and 1 MiB)
+    return _bound(decompress_speeds(), impl, level, stock_ms_per_mb, batch, "decompression", "inflate")
+
+
+def compress_bound(impl, level, stock_ms_per_mb, batch=1048576):
+    """The same for a broker that recompresses into gzip (lz4 batches into a gzip topic): what a faster deflate can
+    cut is the built-in codec's compression, 1000 / (its MB/s in table 5) CPU ms per MB."""
+    return _bound(_csv(("compress_speedup", "builtin_compress_mbps")), impl, level, stock_ms_per_mb, batch,
+                  "compression", "deflate")
+
+
+def _bound(speeds, impl, level, stock_ms_per_mb, batch, what, engine):
+    """Amdahl on table 5's (speed over the built-in codec, built-in MB/s) for impl and level at the batch size it
+    measured nearest to batch (it measures 16 KiB and 1 MiB)."""
     sizes = [k[2] for k in speeds if k[:2] == (impl, level)]
     if not sizes or not stock_ms_per_mb:
         return None
@@ -60,17 +71,17 @@ def decompress_bound(impl, level, stock_ms_per_mb, batch=1048576):
         return None
     share = min(1.0, (1000.0 / builtin_mbps) / stock_ms_per_mb)
     return {"impl": impl, "level": level, "batch": near, "speed": speed, "builtin_mbps": builtin_mbps, "share": share,
-            "bound": amdahl(share, speed)}
+            "bound": amdahl(share, speed), "what": what, "engine": engine}
 
 
-def fmt_decompress_bound(b):
-    """The engine bound as the targets table prints it."""
+def fmt_engine_bound(b):
+    """An engine bound (decompress_bound or compress_bound) as the targets table prints it."""
     if not b:
         return "not computed (no bench/codec decompression row for this provider and level)"
     size = f"{b['batch'] >> 20} MiB" if b["batch"] >= 1 << 20 else f"{b['batch'] >> 10} KiB"
-    txt = (f">= {b['bound']:.2f}x (decompression {b['speed']:.2f}x the built-in codec's {b['builtin_mbps']:.0f} MB/s "
+    txt = (f">= {b['bound']:.2f}x ({b['what']} {b['speed']:.2f}x the built-in codec's {b['builtin_mbps']:.0f} MB/s "
            f"at {size} in table 5, which is {b['share'] * 100:.0f}% of stock's CPU/MB here; "
-           f"{1 - b['share']:.2f}x with an infinitely fast inflate)")
+           f"{1 - b['share']:.2f}x with an infinitely fast {b['engine']})")
     if b["share"] >= 1.0:
         txt += (" **not reliable**: the built-in codec's table 5 speed would cost more than stock's whole CPU/MB "
                 "here, so table 5 or this row was slowed by noise")

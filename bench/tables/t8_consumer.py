@@ -180,7 +180,7 @@ def targets():
             out.append([name, "not evaluated", r["status"], ""])
             continue
         out.append(target(name, r.get("cmp_consumer_ms_per_mb"), lambda c: c["median"] <= TARGET,
-                          "producer_ms_per_mb", t5_codec.fmt_decompress_bound(STATE["bounds"].get((r["impl"], 6)))))
+                          "producer_ms_per_mb", t5_codec.fmt_engine_bound(STATE["bounds"].get((r["impl"], 6)))))
     if not STATE["rows"] and STATE.get("skipped"):
         out.append(["consumer CPU/MB at gzip-6 (issue 29)", "not evaluated", STATE["skipped"], ""])
     return out
