@@ -212,28 +212,12 @@ public class BombClient {
         for (int i = 0; i < records; i++)
             builder.append(timestamp, ("key-" + i).getBytes(), value);
         MemoryRecords batch = builder.build();
-        ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(120_000);
-        ProduceRequestData.TopicProduceData topicData = new ProduceRequestData.TopicProduceData().setName(topic);
-        topicData.partitionData().add(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(batch));
-        data.topicData().add(topicData);
-        short version = 12;
-        ProduceRequest request = new ProduceRequest.Builder(version, version, data).build(version);
-        RequestHeader header = new RequestHeader(ApiKeys.PRODUCE, version, "bomb-client", 1);
-        ByteBuffer bytes = request.serializeWithHeader(header);
         String[] hostPort = bootstrap.split(":");
         try (Socket socket = new Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
             socket.setSoTimeout(180_000);
-            DataOutputStream out = new DataOutputStream(socket.getOutputStream());
-            out.writeInt(bytes.remaining());
-            out.write(bytes.array(), bytes.arrayOffset() + bytes.position(), bytes.remaining());
-            out.flush();
-            DataInputStream in = new DataInputStream(socket.getInputStream());
-            byte[] response = new byte[in.readInt()];
-            in.readFully(response);
-            ProduceResponse parsed = (ProduceResponse) AbstractResponse.parseResponse(ByteBuffer.wrap(response), header);
-            for (ProduceResponseData.TopicProduceResponse t : parsed.data().responses())
-                for (ProduceResponseData.PartitionProduceResponse p : t.partitionResponses())
-                    System.out.println("wire=" + batch.sizeInBytes() + " error=" + p.errorCode() + " " + p.errorMessage());
+            ProduceResponseData.PartitionProduceResponse answer = sendOne(new DataOutputStream(socket.getOutputStream()),
+                new DataInputStream(socket.getInputStream()), "bomb-client", 1, topic, batch);
+            System.out.println("wire=" + batch.sizeInBytes() + " error=" + answer.errorCode() + " " + answer.errorMessage());
         }
     }
 
