@@ -34,7 +34,10 @@ import java.util.zip.GZIPInputStream;
  * qat-java 2.3.2 cannot force software where a device exists, so that combination is reported unavailable).
  * <p>
  * Compression: exactly one gzip member per batch, from one QATzip call (batches up to 8 MiB) or Kafka's built-in
- * writer (bigger batches, streamed). Decompression: one QATzip call per batch when the batch is a
+ * writer (bigger batches, streamed). The framework's whole-batch call ({@link #compress(ByteBuffer, ByteBuffer, Optional)},
+ * patch 0027) runs QATzip once from the batch's array straight into the buffer it lends, within
+ * {@link #maxCompressedSize(int)}; the stream ({@link QatGzipOutputStream}) serves callers without such a buffer.
+ * Decompression: one QATzip call per batch when the batch is a
  * single member whose trailer gives a size of at most {@link #ONE_SHOT_MAX}, into a buffer borrowed from the
  * framework's {@link BufferProvider}; anything else (bigger or lying trailers, several members, trailing bytes, a
  * QATzip error) is read by {@link GZIPInputStream} through its 8 KiB window, exactly as Kafka's built-in codec reads
@@ -142,6 +145,71 @@ public class QatGzipCompressionService implements CompressionService, Configurab
     public OutputStream compressedOutputStream(OutputStream bufferStream, Optional<Integer> compressionLevel) {
         requireAvailable();
         return new QatGzipOutputStream(this, bufferStream, normalize(compressionLevel.orElse(null)));
+    }
+
+    /**
+     * The room {@link #compress(ByteBuffer, ByteBuffer, Optional)} writes into at most, for batches up to
+     * {@link #WHOLE_MAX}; -1 (stream only) above. It is a true upper bound by construction: QATzip is given no more
+     * room than this, so a member that would not fit fails the call (an IOException: the framework compresses the
+     * batch with the built-in codec) instead of being written past it.
+     * <ul>
+     * <li>QATzip's software path (no device): {@link #softwareBound(int)}, zlib's output for incompressible data
+     * with a wide margin, far below what QATzip's own {@code qzMaxCompressedLength} asks (9/8 of the input + 80),
+     * which the software path does not need;</li>
+     * <li>on a QAT device: QATzip's own bound ({@link #qatzipBound(int)}), which {@code compress} also checks
+     * against the session's {@code maxCompressedLength} before it calls QATzip.</li>
+     * </ul>
+     */
+    @Override
+    public int maxCompressedSize(int uncompressedSize) {
+        if (uncompressedSize < 0 || uncompressedSize > WHOLE_MAX) return -1;
+        return hardware ? qatzipBound(uncompressedSize) : softwareBound(uncompressedSize);
+    }
+
+    /**
+     * The software path's bound: the gzip header and trailer (18 B), plus 1/256 of the input and 128 B. QATzip
+     * 1.3.1 without a device deflates with zlib (memory level 9 in QATzip's source) in 64 KiB chunks ended by full flushes; for
+     * incompressible input zlib writes stored blocks, 5 B a block, and a chunk's flush adds an empty stored block:
+     * measured in the broker image, about 15 B per 64 KiB beyond the input (253 B for 1 MiB of random bytes, 1,972 B
+     * for 8 MiB), where this bound allows 256 B per 64 KiB (4,224 B for 1 MiB). Tested with random input of every
+     * size class by {@code wholeBatchBoundHoldsForIncompressibleInput}.
+     */
+    static int softwareBound(int n) {
+        return n + (n >> 8) + 128 + 18;
+    }
+
+    /** QATzip 1.3.1's own {@code qzMaxCompressedLength}: 9/8 of the input, rounded up, plus 80 (measured, every size). */
+    static int qatzipBound(int n) {
+        return (int) ((9L * n + 7) / 8) + 80;
+    }
+
+    /**
+     * One QATzip call from {@code input}'s array straight into {@code output}'s: the member the stream writes, with
+     * no copy and, once the session pool is warm, no allocation. QATzip gets the room of
+     * {@link #maxCompressedSize(int)} at most. Every failure is an {@link IOException} (the framework then rewinds and
+     * writes the batch with the built-in codec): the service closed, QATzip failing or lacking room, QATzip
+     * reading less than the whole input, or an output that is not exactly one member of this batch (its trailer
+     * must be this batch's CRC-32 and size).
+     */
+    @Override
+    public void compress(ByteBuffer input, ByteBuffer output, Optional<Integer> compressionLevel) throws IOException {
+        int level;
+        try {
+            requireAvailable();
+            level = normalize(compressionLevel.orElse(null));
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+        if (!input.hasArray() || !output.hasArray() || output.isReadOnly())
+            throw new IOException("QAT gzip: the whole-batch call needs heap buffers with accessible arrays");
+        int len = input.remaining();
+        int bound = maxCompressedSize(len);
+        if (bound < 0) throw new IOException("QAT gzip: a batch of " + len + " B is past the whole-batch limit");
+        int room = Math.min(output.remaining(), bound);
+        int n = compressMember(level, input.array(), input.arrayOffset() + input.position(), len,
+            output.array(), output.arrayOffset() + output.position(), room);
+        input.position(input.limit());
+        output.position(output.position() + n);
     }
 
     @Override
@@ -271,11 +339,11 @@ public class QatGzipCompressionService implements CompressionService, Configurab
     private static final byte[] EMPTY_MEMBER = {0x1f, (byte) 0x8b, 8, 0, 0, 0, 0, 0, 0, (byte) 0xff, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
     /**
-     * Writes in[off, off+len) as exactly one gzip member: one QATzip call ({@code DEFLATE_GZIP}), taken only if its
-     * output ends with this batch's own trailer (CRC-32 and size of the whole batch: output split into several
-     * members would end with the last member's), else the batch is compressed by Kafka's built-in gzip writer.
-     * (QATzip 1.3.1's software path writes one member for batches of 100 KB to 70 MiB, tested in the container;
-     * what a QAT device writes is checked here on every batch.)
+     * Writes in[off, off+len) as exactly one gzip member, for the stream: one QATzip call into the session's scratch
+     * array (kept up to 2 MiB), taken only if its output is one member of this batch; otherwise (a QAT device
+     * splitting its output) the batch is compressed by Kafka's built-in gzip writer instead. (QATzip 1.3.1's software
+     * path writes one member for batches of 100 KB to 70 MiB, tested in the container; what a QAT device writes is
+     * checked here on every batch.)
      */
     void compressBatch(int level, byte[] in, int off, int len, OutputStream out) throws IOException {
         if (len == 0) {
@@ -285,25 +353,25 @@ public class QatGzipCompressionService implements CompressionService, Configurab
         ZipperPool pool = pools[level];
         Zipper z = pool.take(this, level);
         boolean ok = false;
-        int n;
         try {
-            int bound = z.zipper.maxCompressedLength(len);
+            int bound = hardware ? Math.max(qatzipBound(len), z.zipper.maxCompressedLength(len)) : softwareBound(len);
             if (z.scratch == null || z.scratch.length < bound) z.scratch = new byte[bound];
-            n = z.zipper.compress(in, off, len, z.scratch, 0, bound);
-            if (n <= 0) throw new IOException("QATzip compression returned " + n);
+            int n;
+            try {
+                n = compressWith(z, in, off, len, z.scratch, 0, bound);
+            } catch (NotOneMember e) {
+                n = -1;
+            }
             ok = true;
-            if (endsWithTrailerOf(z.scratch, n, in, off, len)) {
+            if (n > 0) {
                 out.write(z.scratch, 0, n);
                 return;
             }
-        } catch (RuntimeException e) {
-            throw new IOException("QATzip compression failed", e);
         } finally {
             if (z.scratch != null && z.scratch.length > 2 * 1024 * 1024 + 65536) z.scratch = null;
             if (ok) pool.release(z);
             else z.end();   // a session that failed is not reused
         }
-        notOneMember++;
         ByteArrayOutputStream member = new ByteArrayOutputStream(len / 4 + 64);
         try (GzipOutputStream gz = new GzipOutputStream(member, 8 * 1024, level)) {
             gz.write(in, off, len);
@@ -311,23 +379,86 @@ public class QatGzipCompressionService implements CompressionService, Configurab
         member.writeTo(out);
     }
 
+    /**
+     * in[off, off+len) as exactly one gzip member into out[outOff, outOff+room), with a pooled session: the member's
+     * size. For the whole-batch call; a member that is not exactly one member of this batch is an IOException.
+     */
+    private int compressMember(int level, byte[] in, int off, int len, byte[] out, int outOff, int room) throws IOException {
+        if (len == 0) {
+            if (room < EMPTY_MEMBER.length) throw new IOException("QAT gzip: no room for an empty member");
+            System.arraycopy(EMPTY_MEMBER, 0, out, outOff, EMPTY_MEMBER.length);
+            return EMPTY_MEMBER.length;
+        }
+        ZipperPool pool = pools[level];
+        Zipper z = pool.take(this, level);
+        boolean ok = false;
+        try {
+            int n = compressWith(z, in, off, len, out, outOff, room);
+            ok = true;
+            return n;
+        } catch (NotOneMember e) {
+            ok = true;   // QATzip worked; its output is not ours to take
+            throw e;
+        } finally {
+            if (ok) pool.release(z);
+            else z.end();   // a session that failed is not reused
+        }
+    }
+
+    /**
+     * One QATzip call with session {@code z}: in[off, off+len) (len > 0) into out[outOff, outOff+room). Its size when
+     * QATzip read the whole input and wrote exactly one member of it; {@link NotOneMember} when the output is
+     * otherwise valid but not that (counted in {@link #notOneMember}); any other IOException when QATzip failed
+     * (the session must then be ended).
+     */
+    private int compressWith(Zipper z, byte[] in, int off, int len, byte[] out, int outOff, int room) throws IOException {
+        int n;
+        try {
+            // on a device, never less room than QATzip itself asks for (its software path does not need it)
+            if (hardware && room < z.zipper.maxCompressedLength(len))
+                throw new IOException("QAT gzip: " + room + " B of room for a batch of " + len + " B, QATzip asks for "
+                    + z.zipper.maxCompressedLength(len));
+            n = z.zipper.compress(in, off, len, out, outOff, room);
+        } catch (RuntimeException e) {
+            throw new IOException("QATzip compression failed (" + len + " B into " + room + " B)", e);
+        }
+        if (n <= 0 || n > room) throw new IOException("QATzip compression returned " + n + " for " + room + " B of room");
+        if (z.zipper.getBytesRead() != len)
+            throw new IOException("QATzip read " + z.zipper.getBytesRead() + " of " + len + " B");
+        if (!endsWithTrailerOf(z.crc, out, outOff, n, in, off, len)) {
+            notOneMember++;
+            throw new NotOneMember(len);
+        }
+        return n;
+    }
+
+    /** QATzip's output is not exactly one member of the batch (for the whole-batch call, a fallback). */
+    static final class NotOneMember extends IOException {
+        NotOneMember(int len) {
+            super("QATzip did not write a batch of " + len + " B as one gzip member");
+        }
+    }
+
     /** Batches QATzip wrote as more than one member, rewritten by the built-in writer (for tests). */
     volatile long notOneMember;
 
-    private static boolean endsWithTrailerOf(byte[] gz, int n, byte[] in, int off, int len) {
-        if (n < 18 || (gz[0] & 0xff) != 0x1f || (gz[1] & 0xff) != 0x8b) return false;
-        CRC32 crc = new CRC32();
+    private static boolean endsWithTrailerOf(CRC32 crc, byte[] gz, int gzOff, int n, byte[] in, int off, int len) {
+        if (n < 18 || (gz[gzOff] & 0xff) != 0x1f || (gz[gzOff + 1] & 0xff) != 0x8b) return false;
+        crc.reset();
         crc.update(in, off, len);
-        return le32(gz, n - 8) == (int) crc.getValue() && le32(gz, n - 4) == len;
+        return le32(gz, gzOff + n - 8) == (int) crc.getValue() && le32(gz, gzOff + n - 4) == len;
     }
 
     private static int le32(byte[] b, int p) {
         return (b[p] & 0xff) | (b[p + 1] & 0xff) << 8 | (b[p + 2] & 0xff) << 16 | (b[p + 3] & 0xff) << 24;
     }
 
-    /** A QATzip session and its scratch buffer; used by one thread at a time. */
+    /** A QATzip session, its CRC-32 and the stream's scratch array; used by one thread at a time. */
     static final class Zipper {
         final QatZipper zipper;
+        /** For the trailer check: no allocation per batch. */
+        final CRC32 crc = new CRC32();
+        /** The stream path's output array (the whole-batch call writes into the framework's buffer). */
         byte[] scratch;
         private final AtomicInteger live;
         private final AtomicBoolean ended = new AtomicBoolean();

@@ -16,6 +16,12 @@ import java.util.Arrays;
  * compressed with one QATzip call on close (see {@link QatGzipCompressionService#compressBatch}); a bigger one is
  * streamed, with bounded memory, through Kafka's own {@link GzipOutputStream} at the same level (what the built-in
  * codec writes).
+ * <p>
+ * The framework compresses its batches with the whole-batch call
+ * ({@link QatGzipCompressionService#compress(java.nio.ByteBuffer, java.nio.ByteBuffer, java.util.Optional)}) and
+ * uses this stream only when its owner has no buffer to lend, writing the batch in one write: the first write is
+ * therefore collected into an array of exactly its size (no 16 KiB start and no regrowth); smaller writes from
+ * other callers grow it by doubling.
  */
 final class QatGzipOutputStream extends OutputStream {
 
@@ -25,7 +31,9 @@ final class QatGzipOutputStream extends OutputStream {
     private final QatGzipCompressionService service;
     private final OutputStream out;
     private final int level;
-    private byte[] buf = new byte[16 * 1024];
+    private static final byte[] NONE = new byte[0];
+
+    private byte[] buf = NONE;
     private int count;
     private GzipOutputStream streaming;
     private boolean closed;

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -40,6 +41,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.GZIPInputStream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -383,6 +385,253 @@ public class QatGzipCompressionServiceTest {
         assertEquals(1, buffers.lent.get(), "one QATzip call into one lent buffer");
         assertEquals(1, buffers.returned.get(), "given back on close");
         assertEquals(batch.length, buffers.largest.get());
+    }
+
+    // ------------------------------------------------------------------ the whole-batch call (patch 0027)
+
+    /** A batch's records in an array with data before and after them, as a batch buffer has. */
+    static ByteBuffer inputOf(byte[] data) {
+        byte[] in = new byte[data.length + 9];
+        System.arraycopy(data, 0, in, 5, data.length);
+        ByteBuffer input = ByteBuffer.wrap(in, 3, data.length + 4).slice();
+        input.position(2);
+        input.limit(2 + data.length);
+        return input;
+    }
+
+    static final byte CANARY = (byte) 0xA5;
+
+    /**
+     * service.compress into exactly {@code room} bytes of an array that has canary bytes before the output's position
+     * and after its limit; returns the member, after checking the positions and that no canary was touched.
+     */
+    static byte[] wholeBatch(QatGzipCompressionService s, byte[] data, Integer level, int room) throws IOException {
+        ByteBuffer input = inputOf(data);
+        byte[] out = new byte[room + 64];
+        Arrays.fill(out, CANARY);
+        ByteBuffer output = ByteBuffer.wrap(out, 16, room + 16).slice();   // array offset 16
+        output.position(11);
+        output.limit(11 + room);
+        s.compress(input, output, Optional.ofNullable(level));
+        assertEquals(input.limit(), input.position(), "the whole input is consumed");
+        int start = 16 + 11;
+        int end = 16 + output.position();
+        assertTrue(end > start, "a member was written");
+        for (int i = 0; i < start; i++) assertEquals(CANARY, out[i], "byte " + i + " before the output's position");
+        for (int i = 16 + output.limit(); i < out.length; i++) assertEquals(CANARY, out[i], "byte " + i + " after the output's limit");
+        return Arrays.copyOfRange(out, start, end);
+    }
+
+    static byte[] jdkGunzip(byte[] gz) throws IOException {
+        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(gz))) {
+            return in.readAllBytes();
+        }
+    }
+
+    /**
+     * The whole-batch call: one member, read back by the JDK's GZIPInputStream and by the built-in codec, written
+     * within the room of maxCompressedSize from arrays with offsets, for 0 B to 8 MiB of random and compressible data.
+     */
+    @Test
+    void wholeBatchCallWritesOneMemberTheJdkReads() throws IOException {
+        requireAvailable();
+        long notOneMember = service.notOneMember;
+        for (int size : new int[] {0, 1, 16 * 1024, 1 << 20, QatGzipCompressionService.WHOLE_MAX}) {
+            for (boolean incompressible : new boolean[] {false, true}) {
+                byte[] data = incompressible ? random(size, size + 7) : real(size);
+                for (Integer level : size < (1 << 20) ? new Integer[] {null, 1, 6, 9} : new Integer[] {1, 6}) {
+                    String what = size + " B" + (incompressible ? " random" : " json") + ", level " + level;
+                    int bound = service.maxCompressedSize(size);
+                    assertTrue(bound >= size + 18, what + ": bound " + bound);
+                    byte[] member = wholeBatch(service, data, level, bound);
+                    assertTrue(member.length <= bound, what);
+                    GzipMembers.assertOneMember(member, size, what);
+                    assertArrayEquals(data, jdkGunzip(member), what + ": GZIPInputStream");
+                    assertArrayEquals(data, builtInDecompress(member), what + ": built-in codec");
+                    // the same member as the stream writes
+                    assertArrayEquals(compress(data, level), member, what + ": the stream's member");
+                }
+            }
+        }
+        assertEquals(notOneMember, service.notOneMember, "QATzip's software path writes one member");
+        assertEquals(-1, service.maxCompressedSize(QatGzipCompressionService.WHOLE_MAX + 1), "bigger batches are streamed");
+        System.out.println("[qat-gzip] whole-batch call: one member the JDK reads, 0 B to 8 MiB, random and json");
+    }
+
+    /**
+     * maxCompressedSize is a true upper bound on the software path: random (incompressible) input of many sizes, and
+     * random input with short matches (literal-heavy blocks), fit in exactly the bound at every level. Prints the
+     * largest overhead measured against the bound's.
+     */
+    @Test
+    void wholeBatchBoundHoldsForIncompressibleInput() throws IOException {
+        requireAvailable();
+        Assumptions.assumeFalse(service.usesHardware(), "on a device the bound is QATzip's own");
+        Random r = new Random(Long.getLong("kc.bound.seed", 20261126L));
+        List<Integer> sizes = new ArrayList<>(List.of(0, 1, 2, 17, 18, 100, 1000, 4095, 4096, 16383, 16384, 32767, 32768,
+            65535, 65536, 65537, 131071, 131072, 131073, 1 << 20, (1 << 20) + 1, 4 << 20, (8 << 20) - 1, 8 << 20));
+        for (int i = 0; i < 120; i++) sizes.add(r.nextInt(i < 100 ? 300_000 : 8 << 20));
+        long worst = Long.MIN_VALUE;
+        String worstWhat = "";
+        int calls = 0;
+        for (int size : sizes) {
+            for (int kind = 0; kind < 2; kind++) {
+                byte[] data = random(size, r.nextLong());
+                if (kind == 1) {   // short matches among random literals
+                    for (int p = 4096; p + 8 < size; p += 7 + r.nextInt(40)) System.arraycopy(data, p - 1 - r.nextInt(4000), data, p, 3 + r.nextInt(3));
+                }
+                int level = 1 + r.nextInt(9);
+                if (size >= (1 << 20) && size % 2 == 0) level = 9;
+                int bound = service.maxCompressedSize(size);
+                assertEquals(QatGzipCompressionService.softwareBound(size), bound);
+                byte[] member = wholeBatch(service, data, level, bound);
+                calls++;
+                if (size > 0) assertArrayEquals(data, jdkGunzip(member), size + " B");
+                long overhead = member.length - (long) size;
+                // how close to the bound, per 64 KiB, relative to the bound's own allowance
+                if (overhead > worst) {
+                    worst = overhead;
+                    worstWhat = size + " B" + (kind == 1 ? " with matches" : " random") + ", level " + level + ": "
+                        + member.length + " B, bound " + bound;
+                }
+                assertTrue(member.length <= bound, size + " B: " + member.length + " > " + bound);
+            }
+        }
+        // QATzip's own bound, for comparison: the formula the device path uses
+        QatZipper z = new QatZipper.Builder().setAlgorithm(QatZipper.Algorithm.DEFLATE)
+            .setDataFormat(QatZipper.DataFormat.DEFLATE_GZIP).setMode(QatZipper.Mode.AUTO).setLevel(6).build();
+        try {
+            for (int size : sizes) {
+                if (size == 0) continue;
+                assertEquals(z.maxCompressedLength(size), QatGzipCompressionService.qatzipBound(size), "qzMaxCompressedLength(" + size + ")");
+                if (size >= 1024)   // the software bound's constant is above QATzip's below ~550 B
+                    assertTrue(QatGzipCompressionService.softwareBound(size) < QatGzipCompressionService.qatzipBound(size), size + " B");
+            }
+        } finally {
+            z.end();
+        }
+        System.out.printf("[qat-gzip] whole-batch bound: %d incompressible batches (0 B to 8 MiB) within it; largest overhead %s%n",
+            calls, worstWhat);
+    }
+
+    /** Too little room, a closed service: IOException (the framework falls back), nothing written past the room. */
+    @Test
+    void wholeBatchCallFailsAsAnIOExceptionWithinItsRoom() throws IOException {
+        requireAvailable();
+        byte[] data = random(100_000, 3);
+        int sessions = service.liveSessions();
+        IOException e = assertThrows(IOException.class, () -> wholeBatch(service, data, 6, 1000));
+        System.out.println("[qat-gzip] whole-batch call into 1,000 B for 100,000 random B: " + e.getMessage());
+        // the room check: the canaries after the limit are checked by wholeBatch only on success, so check here too
+        byte[] out = new byte[1000 + 64];
+        Arrays.fill(out, CANARY);
+        ByteBuffer output = ByteBuffer.wrap(out, 0, 1000);
+        assertThrows(IOException.class, () -> service.compress(inputOf(data), output, Optional.of(6)));
+        for (int i = 1000; i < out.length; i++) assertEquals(CANARY, out[i], "byte " + i + " past the room");
+        assertTrue(service.liveSessions() <= sessions + 1, "a session that failed is ended, not leaked");
+        // still works afterwards
+        assertArrayEquals(data, jdkGunzip(wholeBatch(service, data, 6, service.maxCompressedSize(data.length))));
+
+        QatGzipCompressionService s = newAvailableService();
+        s.close();
+        IOException closed = assertThrows(IOException.class,
+            () -> s.compress(ByteBuffer.wrap(data), ByteBuffer.allocate(200_000), Optional.empty()));
+        assertTrue(closed.getMessage().contains("closed"), closed.getMessage());
+        assertEquals(0, s.liveSessions());
+    }
+
+    /** Once the pool is warm, a batch costs no allocation: no copy of the input, no output array, no CRC object. */
+    @Test
+    void wholeBatchCallAllocatesNothingPerBatch() throws IOException {
+        requireAvailable();
+        byte[] data = real(1 << 20);
+        ByteBuffer input = ByteBuffer.wrap(data);
+        ByteBuffer output = ByteBuffer.allocate(service.maxCompressedSize(data.length));
+        Optional<Integer> level = Optional.of(6);
+        for (int i = 0; i < 20; i++) {
+            input.clear();
+            output.clear();
+            service.compress(input, output, level);
+        }
+        int batches = 50;
+        long allocated = Allocations.allocatedBy(() -> {
+            for (int i = 0; i < batches; i++) {
+                input.clear();
+                output.clear();
+                service.compress(input, output, level);
+            }
+        });
+        // for comparison, the stream (the framework's path for this provider before the whole-batch call)
+        ByteBufferOutputStream sink = new ByteBufferOutputStream(data.length);
+        long streamed = Allocations.allocatedBy(() -> {
+            for (int i = 0; i < batches; i++) {
+                sink.position(0);
+                try (OutputStream out = service.compressedOutputStream(sink, level)) {
+                    out.write(data);
+                }
+            }
+        });
+        System.out.printf("[qat-gzip] whole-batch call: %d batches of 1 MiB allocated %,d B in all (the stream: %,d B a batch)%n",
+            batches, allocated, streamed / batches);
+        assertTrue(allocated < 64 * 1024, "allocated " + allocated + " B for " + batches + " batches");
+        output.flip();
+        byte[] member = new byte[output.remaining()];
+        output.get(member);
+        assertArrayEquals(data, jdkGunzip(member));
+    }
+
+    /**
+     * Through the framework: a batch buffer with room for the bound (the member is written into it) and one without
+     * (into a lent array, or the stream), both one member; and the in-process speed of the whole-batch call against
+     * the stream (what the framework used for this provider before it had the call).
+     */
+    @Test
+    void wholeBatchCallThroughTheFrameworkAndItsSpeed() throws IOException {
+        requireAvailable();
+        for (int size : new int[] {0, 100, 300_000, 1 << 20, 5 << 20}) {
+            byte[] batch = real(size);
+            for (int initial : new int[] {64, service.maxCompressedSize(size) + 1024}) {
+                Compression framework = CompressionProviders.withProvider(Compression.gzip().level(6).build(), service);
+                ByteBufferOutputStream buf = new ByteBufferOutputStream(initial);
+                try (OutputStream out = framework.wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
+                    out.write(batch);
+                }
+                ByteBuffer b = buf.buffer().flip();
+                byte[] gz = new byte[b.remaining()];
+                b.get(gz);
+                GzipMembers.assertOneMember(gz, size, "framework, " + size + " B, buffer of " + initial + " B");
+                assertArrayEquals(batch, jdkGunzip(gz));
+            }
+        }
+        int size = 1 << 20;
+        byte[] batch = real(size);
+        ByteBuffer input = ByteBuffer.wrap(batch);
+        ByteBuffer output = ByteBuffer.allocate(service.maxCompressedSize(size));
+        ByteBufferOutputStream sink = new ByteBufferOutputStream(size);
+        int rounds = Integer.getInteger("kc.qat.speed.rounds", 100);
+        // alternated batch by batch, so that other work on the machine weighs on both alike
+        long wholeNanos = 0;
+        long streamNanos = 0;
+        for (int i = -10; i < rounds; i++) {
+            long t0 = System.nanoTime();
+            input.clear();
+            output.clear();
+            service.compress(input, output, Optional.of(6));
+            long t1 = System.nanoTime();
+            sink.position(0);
+            try (OutputStream out = service.compressedOutputStream(sink, Optional.of(6))) {
+                out.write(batch);
+            }
+            long t2 = System.nanoTime();
+            if (i >= 0) {   // the first 10 pairs warm up
+                wholeNanos += t1 - t0;
+                streamNanos += t2 - t1;
+            }
+        }
+        double wholeMBs = rounds * (double) size / wholeNanos * 1e3;
+        double streamMBs = rounds * (double) size / streamNanos * 1e3;
+        System.out.printf("[qat-gzip] in-process speed, 1 MiB json batches, level 6, %d alternating pairs: whole-batch call %.1f MB/s, stream %.1f MB/s (%.2fx)%n",
+            rounds, wholeMBs, streamMBs, wholeMBs / streamMBs);
     }
 
     static long rssKiB() throws IOException {
