@@ -59,6 +59,19 @@ public class NativeGzipCompressionService implements CompressionService {
         output.position(output.position() + n);
     }
 
+    /** A batch that is one gzip member of at most 8 MiB is decompressed in one zlib-ng call. */
+    @Override
+    public int maxDecompressedSize(ByteBuffer buffer) {
+        return NativeGzipInputStream.wholeMemberSize(buffer);
+    }
+
+    /** One zlib-ng call from the input's array into the output's, with zlib's checks and the trailer's. */
+    @Override
+    public void decompress(ByteBuffer input, ByteBuffer output) throws IOException {
+        requireUsable();
+        NativeGzipInputStream.inflateWholeMember(engines, input, output);
+    }
+
     @Override
     public InputStream decompressedInputStream(ByteBuffer buffer, BufferProvider decompressionBufferProvider) {
         requireUsable();

@@ -204,44 +204,111 @@ final class NativeGzipInputStream extends InputStream {
 
     /** GZIPInputStream.readHeader's rules; returns the position after the header. */
     private int readHeader(int pos) throws IOException {
+        return readHeader(in, pos, inEnd);
+    }
+
+    /** GZIPInputStream.readHeader's rules on in[pos, end); returns the position after the header. */
+    static int readHeader(byte[] in, int pos, int end) throws IOException {
         int start = pos;
-        if (ushort(pos) != 0x8b1f) throw new ZipException("Not in GZIP format");
+        if (ushort(in, pos, end) != 0x8b1f) throw new ZipException("Not in GZIP format");
         pos += 2;
-        if (ubyte(pos++) != 8) throw new ZipException("Unsupported compression method");
-        int flg = ubyte(pos++);
+        if (ubyte(in, pos++, end) != 8) throw new ZipException("Unsupported compression method");
+        int flg = ubyte(in, pos++, end);
         pos += 6;   // MTIME, XFL, OS
-        if (pos > inEnd) throw new EOFException();
+        if (pos > end) throw new EOFException();
         if ((flg & FEXTRA) == FEXTRA) {
-            int m = ushort(pos);
+            int m = ushort(in, pos, end);
             pos += 2 + m;
-            if (pos > inEnd) throw new EOFException();
+            if (pos > end) throw new EOFException();
         }
         if ((flg & FNAME) == FNAME) {
-            while (ubyte(pos++) != 0) { }
+            while (ubyte(in, pos++, end) != 0) { }
         }
         if ((flg & FCOMMENT) == FCOMMENT) {
-            while (ubyte(pos++) != 0) { }
+            while (ubyte(in, pos++, end) != 0) { }
         }
         if ((flg & FHCRC) == FHCRC) {
             CRC32 crc = new CRC32();
             crc.update(in, start, pos - start);
-            if (ushort(pos) != ((int) crc.getValue() & 0xffff)) throw new ZipException("Corrupt GZIP header");
+            if (ushort(in, pos, end) != ((int) crc.getValue() & 0xffff)) throw new ZipException("Corrupt GZIP header");
             pos += 2;
         }
         return pos;
     }
 
-    private int ubyte(int pos) throws EOFException {
-        if (pos >= inEnd) throw new EOFException();
+    private long uint(int pos) throws EOFException {
+        return uint(in, pos, inEnd);
+    }
+
+    private static int ubyte(byte[] in, int pos, int end) throws EOFException {
+        if (pos >= end) throw new EOFException();
         return in[pos] & 0xff;
     }
 
-    private int ushort(int pos) throws EOFException {
-        return ubyte(pos) | (ubyte(pos + 1) << 8);
+    private static int ushort(byte[] in, int pos, int end) throws EOFException {
+        return ubyte(in, pos, end) | (ubyte(in, pos + 1, end) << 8);
     }
 
-    private long uint(int pos) throws EOFException {
-        return ((long) ushort(pos + 2) << 16) | ushort(pos);
+    private static long uint(byte[] in, int pos, int end) throws EOFException {
+        return ((long) ushort(in, pos + 2, end) << 16) | ushort(in, pos, end);
+    }
+
+    /**
+     * The size a batch decodes to if it is one gzip member with nothing after it, from its trailer; -1 if it cannot
+     * be one (no array, a header GZIPInputStream refuses, no deflate data, an empty member, or a size past deflate's
+     * largest ratio of 1032 to 1 or past {@link #LENT_MEMBER_MAX}).
+     */
+    static int wholeMemberSize(ByteBuffer buffer) {
+        if (!buffer.hasArray()) return -1;
+        byte[] in = buffer.array();
+        int end = buffer.arrayOffset() + buffer.limit();
+        try {
+            int data = readHeader(in, buffer.arrayOffset() + buffer.position(), end);
+            int length = end - data - 8;
+            if (length <= 0) return -1;
+            long size = uint(in, end - 4, end);
+            return size == 0 || size > LENT_MEMBER_MAX || size > 1032L * length ? -1 : (int) size;
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    /**
+     * Decodes a batch that {@link #wholeMemberSize(ByteBuffer)} sized into {@code output}, in one zlib-ng call, and
+     * returns only if GZIPInputStream returns the same bytes: one member, its deflate data ending where the trailer
+     * begins, its CRC-32 and size matching. Anything else throws (corrupt data with zlib's message), and Kafka's
+     * built-in codec reads the batch again for its own verdict.
+     */
+    static void inflateWholeMember(GzipEngines engines, ByteBuffer input, ByteBuffer output) throws IOException {
+        byte[] in = input.array();
+        int end = input.arrayOffset() + input.limit();
+        int data = readHeader(in, input.arrayOffset() + input.position(), end);
+        int size = output.remaining();
+        if (end - data - 8 <= 0 || uint(in, end - 4, end) != size)
+            throw new IOException("native gzip: not one member of " + size + " bytes");
+        byte[] out = output.array();
+        int outOff = output.arrayOffset() + output.position();
+        GzipEngines.ZngInflater inflater = engines.inflater();
+        long r;
+        String message = null;
+        try {
+            r = inflater.inflate(in, data, end - data - 8, out, outOff, size);
+            if (r == NativeGzip.ZNG_CORRUPT) message = inflater.message();
+        } finally {
+            engines.release(inflater);
+        }
+        if (r == NativeGzip.ZNG_CORRUPT)
+            throw new ZipException(message != null ? message : "Invalid ZLIB data format");
+        if (r < 0)
+            throw new IOException("native gzip: zlib-ng inflate failed (" + r + ")");
+        int n = (int) (r & 0xffffffffL);
+        if ((r & NativeGzip.ZNG_END) == 0 || (r & NativeGzip.ZNG_INPUT_DONE) == 0 || n != size)
+            throw new IOException("native gzip: not one member of " + size + " bytes (" + n + " decoded)");
+        CRC32 crc = new CRC32();
+        crc.update(out, outOff, n);
+        if ((int) crc.getValue() != (int) uint(in, end - 8, end)) throw new ZipException("Corrupt GZIP trailer");
+        input.position(input.limit());
+        output.position(output.position() + n);
     }
 
     @Override

@@ -346,6 +346,74 @@ public class NativeGzipCompressionServiceTest {
         }
     }
 
+    /** The whole-batch call's bytes, or "declined" (-1), or "failed". */
+    static String whole(byte[] gz) {
+        int size = SERVICE.maxDecompressedSize(ByteBuffer.wrap(gz));
+        if (size < 0) return "declined";
+        ByteBuffer out = ByteBuffer.allocate(size);
+        try {
+            SERVICE.decompress(ByteBuffer.wrap(gz), out);
+        } catch (IOException e) {
+            return "failed";
+        }
+        assertEquals(size, out.position(), "decoded what it announced");
+        return "ok:" + Arrays.hashCode(out.array()) + ":" + size;
+    }
+
+    @Test
+    void wholeBatchCallDecodesSingleMembersAndNothingElse() throws IOException {
+        for (int size : new int[] {1, 16 * 1024, 1 << 20, 8 << 20}) {
+            byte[] data = real(size);
+            for (byte[] gz : new byte[][] {builtInCompress(data, 6), providerCompress(SERVICE, data, 1),
+                builtInCompress(random(size, size), 9)}) {
+                assertEquals(outcome(false, gz), whole(gz), size + " B");
+                assertTrue(whole(gz).startsWith("ok:"), size + " B");
+            }
+        }
+        // past the largest buffer the framework lends, an empty member, a size past deflate's ratio: the stream reads
+        assertEquals("declined", whole(builtInCompress(real((8 << 20) + 1), 6)));
+        assertEquals("declined", whole(builtInCompress(new byte[0], 6)));
+        byte[] member = builtInCompress(real(50_000), 6);
+        byte[] lying = member.clone();
+        lying[lying.length - 1] = 0x7f;
+        assertEquals("declined", whole(lying));
+        // several members, bytes after the member, a trailer that lies: the call throws, the built-in reader decides
+        assertEquals("failed", whole(concat(member, member)));
+        for (int n : new int[] {1, 8, 19}) {
+            // the last four bytes are no longer the member's size: declined (read as 0) or refused
+            String verdict = whole(concat(member, new byte[n]));
+            assertTrue(verdict.equals("failed") || verdict.equals("declined"), n + " bytes after: " + verdict);
+        }
+        byte[] sized = concat(member, new byte[] {1, 2, 3, 0, 0, 1, 0});   // ends in a plausible size (65536)
+        assertEquals("failed", whole(sized));
+        for (int at : new int[] {member.length - 1, member.length - 4, member.length - 5, member.length - 8}) {
+            byte[] lie = member.clone();
+            lie[at] ^= 0x01;
+            // a CRC-32 that lies fails the call; a size that lies is declined (past 8 MiB) or fails it
+            String verdict = whole(lie);
+            assertTrue(verdict.equals("failed") || at >= member.length - 4 && verdict.equals("declined"),
+                "trailer byte " + at + ": " + verdict);
+        }
+        byte[] corrupt = member.clone();
+        corrupt[10] = (byte) 0xff;   // the first deflate block of the reserved type
+        assertEquals("failed", whole(corrupt));
+        assertEquals("failed", outcome(false, corrupt));
+    }
+
+    @Test
+    void theFrameworkReadsSingleMembersAndTrailingBytesAsTheBuiltInCodec() throws IOException {
+        Compression compression = CompressionProviders.withProvider(Compression.gzip().build(), SERVICE);
+        for (int size : new int[] {100, 300_000, 8 << 20}) {
+            byte[] data = real(size);
+            for (byte[] gz : new byte[][] {builtInCompress(data, 6), concat(builtInCompress(data, 6), new byte[3])}) {
+                try (InputStream in = compression.wrapForInput(ByteBuffer.wrap(gz), RecordBatch.CURRENT_MAGIC_VALUE,
+                        BufferSupplier.create())) {
+                    assertArrayEquals(data, in.readAllBytes(), size + " B");
+                }
+            }
+        }
+    }
+
     @Test
     void usesAndReturnsTheBufferProvidersBuffers() throws IOException {
         List<ByteBuffer> out = new ArrayList<>();

@@ -56,6 +56,7 @@ public final class GzipFuzz {
     private final List<byte[]> seeds = new ArrayList<>();
     private final Compression builtIn = Compression.gzip().build();
     private boolean lastRejected;
+    private long wholeDecoded;
 
     public GzipFuzz(CompressionService service, String name, byte[] json, long seed) {
         this.service = service;
@@ -121,6 +122,27 @@ public final class GzipFuzz {
         }
     }
 
+    /**
+     * The provider's whole-batch call, as the framework makes it: null when the provider has none for this input
+     * ({@link CompressionService#maxDecompressedSize} is -1) or the call throws (the framework then lets the built-in
+     * reader decide), else the bytes it decoded. Fails the run when the call reports success with output of another
+     * size than it announced.
+     */
+    public byte[] providerWhole(byte[] gz) {
+        int size = service.maxDecompressedSize(ByteBuffer.wrap(gz));
+        if (size < 0) return null;
+        if (size > 8 << 20) throw new AssertionError(name + ": announced " + size + " B for " + hex(gz));
+        ByteBuffer out = ByteBuffer.allocate(size);
+        try {
+            service.decompress(ByteBuffer.wrap(gz), out);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+        if (out.position() != size)
+            throw new AssertionError(name + ": decoded " + out.position() + " B of the " + size + " announced for " + hex(gz));
+        return out.array();
+    }
+
     private static int trailerSize(byte[] gz) {
         if (gz.length < 4) return 0;
         long isize = (gz[gz.length - 4] & 0xffL) | (gz[gz.length - 3] & 0xffL) << 8 | (gz[gz.length - 2] & 0xffL) << 16
@@ -140,7 +162,20 @@ public final class GzipFuzz {
                     + (mine == null ? "fails" : "gives " + mine.length + " B");
             }
         }
+        // A whole-batch call may decline or throw (the built-in reader then decides), but what it returns must be
+        // exactly what the built-in reader returns.
+        byte[] whole = providerWhole(gz);
+        if (whole != null) wholeDecoded++;
+        if (whole != null && !Arrays.equals(expected, whole)) {
+            return "whole-batch call: built-in " + (expected == null ? "fails" : "gives " + expected.length + " B")
+                + ", " + name + " gives " + whole.length + " B";
+        }
         return null;
+    }
+
+    /** How many inputs the provider's whole-batch call decoded (and matched) so far. */
+    public long wholeDecoded() {
+        return wholeDecoded;
     }
 
     // ------------------------------------------------------------------ inputs
@@ -395,8 +430,9 @@ public final class GzipFuzz {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        System.out.printf("[%s] fuzz: seed %d, %d s, %,d inputs, %,d rejected by both, no difference (%s)%n", name, seed,
-            Math.round((System.nanoTime() - start) / 1e9), cases, failedBoth,
+        System.out.printf("[%s] fuzz: seed %d, %d s, %,d inputs, %,d rejected by both, %,d decoded by the whole-batch call,"
+            + " no difference (%s)%n", name, seed, Math.round((System.nanoTime() - start) / 1e9), cases, failedBoth,
+            wholeDecoded,
             target > 0 ? "kc.fuzz.inputs=" + target : "time-bound, kc.fuzz.seconds=" + seconds);
         return cases;
     }
