@@ -10,7 +10,7 @@ import java.lang.ref.Cleaner;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 
 /**
@@ -132,31 +132,41 @@ final class NativeGzip {
      * a take after close fails with an {@link IOException}, so that the framework falls back to the built-in codec.
      */
     static final class Pool<T> {
-        private final ArrayBlockingQueue<T> idle;
+        private final AtomicReferenceArray<T> idle;
         private final Consumer<T> free;
         private volatile boolean closed;
 
         Pool(int capacity, Consumer<T> free) {
-            this.idle = new ArrayBlockingQueue<>(capacity);
+            this.idle = new AtomicReferenceArray<>(capacity);
             this.free = free;
         }
 
         /** An idle object, or null when there is none (the caller creates one). */
         T poll() throws IOException {
             if (closed) throw new IOException("native gzip: the compression service is closed");
-            return idle.poll();
+            for (int i = 0; i < idle.length(); i++) {
+                T t = idle.get(i);
+                if (t != null && idle.compareAndSet(i, t, null)) return t;
+            }
+            return null;
         }
 
         void release(T t) {
-            if (closed || !idle.offer(t)) {
-                free.accept(t);
-            } else if (closed) {
-                drain();   // close() ran between the check and the offer
+            if (!closed) {
+                for (int i = 0; i < idle.length(); i++) {
+                    if (idle.get(i) == null && idle.compareAndSet(i, null, t)) {
+                        if (closed) drain();   // close() ran between the check and the store
+                        return;
+                    }
+                }
             }
+            free.accept(t);
         }
 
         int idle() {
-            return idle.size();
+            int n = 0;
+            for (int i = 0; i < idle.length(); i++) if (idle.get(i) != null) n++;
+            return n;
         }
 
         void close() {
@@ -165,8 +175,10 @@ final class NativeGzip {
         }
 
         private void drain() {
-            T t;
-            while ((t = idle.poll()) != null) free.accept(t);
+            for (int i = 0; i < idle.length(); i++) {
+                T t = idle.getAndSet(i, null);
+                if (t != null) free.accept(t);
+            }
         }
     }
 }

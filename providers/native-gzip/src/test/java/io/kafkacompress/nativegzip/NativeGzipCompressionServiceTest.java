@@ -516,6 +516,37 @@ public class NativeGzipCompressionServiceTest {
     }
 
     @Test
+    void thePoolLosesNothingUnderContentionAndFreesEverythingOnClose() throws Exception {
+        AtomicInteger created = new AtomicInteger();
+        AtomicInteger freed = new AtomicInteger();
+        NativeGzip.Pool<Object> pool = new NativeGzip.Pool<>(4, o -> freed.incrementAndGet());
+        ExecutorService threads = Executors.newFixedThreadPool(8);
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            done.add(threads.submit(() -> {
+                for (int i = 0; i < 20_000; i++) {
+                    Object o = pool.poll();
+                    if (o == null) {
+                        o = new Object();
+                        created.incrementAndGet();
+                    }
+                    pool.release(o);
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : done) f.get(60, TimeUnit.SECONDS);
+        threads.shutdown();
+        assertEquals(created.get(), freed.get() + pool.idle(), "every object is idle in the pool or freed");
+        assertTrue(pool.idle() <= 4);
+        pool.close();
+        assertEquals(created.get(), freed.get(), "close() frees the idle ones");
+        pool.release(new Object());
+        assertEquals(created.get() + 1, freed.get(), "what is given back after close() is freed");
+        assertThrows(IOException.class, pool::poll);
+    }
+
+    @Test
     void manyThreadsAtOnce() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(16);
         try {
