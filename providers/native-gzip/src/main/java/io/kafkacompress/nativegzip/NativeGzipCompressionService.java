@@ -6,11 +6,15 @@ package io.kafkacompress.nativegzip;
 
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.compress.CompressionService;
+import org.apache.kafka.common.metrics.Gauge;
+import org.apache.kafka.common.metrics.Monitorable;
+import org.apache.kafka.common.metrics.PluginMetrics;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.util.LinkedHashMap;
 import java.util.Optional;
 
 /**
@@ -20,7 +24,7 @@ import java.util.Optional;
  * one thread at a time. The pools belong to this instance and {@link #close()} frees them; the JNI library is loaded
  * once per class loader, so no stream takes a lock.
  */
-public class NativeGzipCompressionService implements CompressionService {
+public class NativeGzipCompressionService implements CompressionService, Monitorable {
 
     private final GzipEngines engines = new GzipEngines();
     private volatile boolean closed;
@@ -81,6 +85,17 @@ public class NativeGzipCompressionService implements CompressionService {
             // as the built-in GzipCompression.wrapForInput reports a bad gzip header
             throw new KafkaException(e);
         }
+    }
+
+    /**
+     * The native memory this service holds, in the owner's metrics (group {@code plugins}, tags {@code config} and
+     * {@code class}, and a client's {@code client-id}): its native compressors and inflaters, in use and idle.
+     */
+    @Override
+    public void withPluginMetrics(PluginMetrics metrics) {
+        metrics.addMetric(metrics.metricName("native-engines", "The native compressors and inflaters this "
+            + "provider holds (in use and idle); close() frees them", new LinkedHashMap<>()),
+            (Gauge<Integer>) (config, now) -> engines.live());
     }
 
     /** No lock: the load's result is fixed once made, closed is a volatile read. */

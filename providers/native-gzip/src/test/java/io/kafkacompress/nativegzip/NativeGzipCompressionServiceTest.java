@@ -5,9 +5,12 @@
 package io.kafkacompress.nativegzip;
 
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.compress.CompressionProviders;
 import org.apache.kafka.common.compress.CompressionService;
+import org.apache.kafka.common.internals.Plugin;
+import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
@@ -29,6 +32,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
@@ -512,6 +516,26 @@ public class NativeGzipCompressionServiceTest {
                 assertArrayEquals(expected, bytes.toByteArray(), what + ", byte by byte");
                 assertEquals(wholeBySmallReads, in.decodedWholeMember(), what + ", byte by byte");
             }
+        }
+    }
+
+    @Test
+    void theOwnersMetricsShowTheNativeEnginesItHolds() throws IOException {
+        NativeGzipCompressionService s = new NativeGzipCompressionService();
+        try (Metrics metrics = new Metrics()) {
+            Plugin<NativeGzipCompressionService> plugin = Plugin.wrapInstance(s, metrics, "compression.gzip.provider");
+            MetricName name = new MetricName("native-engines", "plugins", "",
+                Map.of("config", "compression.gzip.provider", "class", "NativeGzipCompressionService"));
+            assertEquals(0, metrics.metrics().get(name).metricValue());
+            providerCompress(s, real(100_000), 6);
+            providerDecompress(s, builtInCompress(real(100_000), 6));
+            assertTrue((Integer) metrics.metrics().get(name).metricValue() >= 1);
+            s.close();
+            assertEquals(0, metrics.metrics().get(name).metricValue(), "close() freed them");
+            plugin.close();
+            assertEquals(null, metrics.metrics().get(name));
+        } catch (Exception e) {
+            throw new IOException(e);
         }
     }
 
