@@ -21,9 +21,9 @@ import java.nio.ByteBuffer;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.zip.CRC32;
 import java.util.zip.GZIPInputStream;
 
@@ -37,12 +37,12 @@ import java.util.zip.GZIPInputStream;
  * writer (bigger batches, streamed). The framework's whole-batch call ({@link #compress(ByteBuffer, ByteBuffer, Optional)},
  * patch 0027) runs QATzip once from the batch's array straight into the buffer it lends, within
  * {@link #maxCompressedSize(int)}; the stream ({@link QatGzipOutputStream}) serves callers without such a buffer.
- * Decompression: one QATzip call per batch when the batch is a
- * single member whose trailer gives a size of at most {@link #ONE_SHOT_MAX}, into a buffer borrowed from the
- * framework's {@link BufferProvider}; anything else (bigger or lying trailers, several members, trailing bytes, a
- * QATzip error) is read by {@link GZIPInputStream} through its 8 KiB window, exactly as Kafka's built-in codec reads
- * it, so the provider never accepts or rejects what the built-in codec would not, and never sizes an array by a
- * trailer.
+ * Decompression: {@link GZIPInputStream} through its 8 KiB window, exactly as Kafka's built-in codec reads a batch.
+ * QATzip's decompression is not used: in its software path (qat-java 2.3.2, QATzip 1.3.1) a failed call returns 0
+ * bytes without an error and leaves the thread's inflate state unusable for every session with the same settings,
+ * and a session left inside a stream decodes the next batch as its continuation, so a pooled session could return
+ * another batch's bytes; ending and recreating sessions leaks QATzip's thread keys (after about 1,000 it logs
+ * {@code Init local thread key failed}). See the module README.
  * <p>
  * QATzip sessions are pooled per level by this instance, without a lock, and ended by {@link #close()}.
  */
@@ -55,12 +55,6 @@ public class QatGzipCompressionService implements CompressionService, Configurab
     static final int DEFAULT_LEVEL = 6;
     /** Batches up to this size are compressed with one QATzip call; bigger ones are streamed (one member either way). */
     static final int WHOLE_MAX = 8 * 1024 * 1024;
-    /**
-     * The largest single-member batch decompressed in one QATzip call, into a buffer from the framework's
-     * {@link BufferProvider} (which lends up to 1 MiB without allocating); a trailer claiming more is not trusted
-     * with an allocation and the batch is streamed by the JDK, as native-gzip's {@code WHOLE_MEMBER_MAX}.
-     */
-    static final int ONE_SHOT_MAX = 1024 * 1024;
     private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
 
     private volatile ConfiguredMode mode = ConfiguredMode.AUTO;
@@ -226,112 +220,10 @@ public class QatGzipCompressionService implements CompressionService, Configurab
             buffer.duplicate().get(in);
             off = 0;
         }
-        InputStream oneShot = tryOneShot(in, off, len, decompressionBufferProvider);
-        if (oneShot != null) return oneShot;
         try {
             return new GZIPInputStream(new ByteArrayInputStream(in, off, len), 8 * 1024);
         } catch (IOException e) {
             throw new KafkaException(e);   // as the built-in GzipCompression.wrapForInput
-        }
-    }
-
-    /**
-     * One QATzip call for a batch that is exactly one gzip member of at most {@link #ONE_SHOT_MAX} bytes, into a
-     * buffer borrowed from {@code buffers} (given back when the returned stream is closed; without a provider, a
-     * buffer of that bounded size is allocated); null when that does not apply or fails.
-     */
-    private InputStream tryOneShot(byte[] in, int off, int len, BufferProvider buffers) {
-        if (len < 20 || (in[off] & 0xff) != 0x1f || (in[off + 1] & 0xff) != 0x8b || in[off + 2] != 8 || in[off + 3] != 0)
-            return null;   // only plain headers (no name/extra/comment flags): what Kafka writers produce
-        int end = off + len;
-        long isize = (in[end - 4] & 0xffL) | (in[end - 3] & 0xffL) << 8 | (in[end - 2] & 0xffL) << 16 | (in[end - 1] & 0xffL) << 24;
-        // the trailer is the batch's own claim: bounded before anything is sized by it
-        if (isize == 0 || isize > ONE_SHOT_MAX || isize > 1032L * len) return null;
-        int size = (int) isize;
-        ByteBuffer lent = buffers != null ? buffers.get(size) : ByteBuffer.allocate(size);
-        if (!lent.hasArray() || lent.capacity() < size) {
-            giveBack(buffers, lent);
-            return null;
-        }
-        ZipperPool pool = pools[DEFAULT_LEVEL];
-        Zipper z;
-        try {
-            z = pool.take(this, DEFAULT_LEVEL);
-        } catch (IOException | RuntimeException e) {
-            giveBack(buffers, lent);
-            return null;
-        }
-        boolean ok = false;
-        boolean decoded = false;
-        try {
-            int n = z.zipper.decompress(in, off, len, lent.array(), lent.arrayOffset(), size);
-            ok = true;
-            // the whole input must be exactly this one member, and the output its declared size;
-            // QATzip checks the member's CRC-32 and size
-            decoded = n == size && z.zipper.getBytesRead() == len;
-        } catch (RuntimeException e) {
-            // GZIPInputStream decides: same bytes, same verdict as the built-in codec
-        } finally {
-            if (ok) pool.release(z);
-            else z.end();   // a session that failed is not reused
-            if (!decoded) giveBack(buffers, lent);
-        }
-        return decoded ? new LentBufferInputStream(lent, size, buffers) : null;
-    }
-
-    private static void giveBack(BufferProvider buffers, ByteBuffer lent) {
-        if (buffers != null) buffers.release(lent);
-    }
-
-    /** The decompressed batch in a borrowed buffer, given back on close. */
-    private static final class LentBufferInputStream extends InputStream {
-        private final BufferProvider buffers;
-        private ByteBuffer lent;
-        private final byte[] array;
-        private int pos;
-        private final int end;
-
-        LentBufferInputStream(ByteBuffer lent, int size, BufferProvider buffers) {
-            this.lent = lent;
-            this.buffers = buffers;
-            this.array = lent.array();
-            this.pos = lent.arrayOffset();
-            this.end = pos + size;
-        }
-
-        @Override
-        public int read() throws IOException {
-            ensureOpen();
-            return pos < end ? array[pos++] & 0xff : -1;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            ensureOpen();
-            if ((off | len | (b.length - (len + off)) | (off + len)) < 0) throw new IndexOutOfBoundsException();
-            if (len == 0) return 0;
-            if (pos == end) return -1;
-            int n = Math.min(len, end - pos);
-            System.arraycopy(array, pos, b, off, n);
-            pos += n;
-            return n;
-        }
-
-        @Override
-        public int available() throws IOException {
-            ensureOpen();
-            return end - pos;
-        }
-
-        @Override
-        public void close() {
-            if (lent == null) return;
-            giveBack(buffers, lent);
-            lent = null;
-        }
-
-        private void ensureOpen() throws IOException {
-            if (lent == null) throw new IOException("Stream closed");
         }
     }
 
@@ -485,22 +377,33 @@ public class QatGzipCompressionService implements CompressionService, Configurab
      * on close). A take after {@link #close()} throws an IOException, so that the framework falls back.
      */
     static final class ZipperPool {
-        private final ArrayBlockingQueue<Zipper> idle;
+        // idle sessions in slots taken and given back by compare-and-set: no lock per batch
+        private final AtomicReferenceArray<Zipper> idle;
         private volatile boolean closed;
 
         ZipperPool(int capacity) {
-            idle = new ArrayBlockingQueue<>(capacity);
+            idle = new AtomicReferenceArray<>(capacity);
         }
 
         Zipper take(QatGzipCompressionService s, int level) throws IOException {
             if (closed) throw new IOException("QAT gzip: the compression service is closed");
-            Zipper z = idle.poll();
-            return z != null ? z : s.newZipper(level);
+            for (int i = 0; i < idle.length(); i++) {
+                Zipper z = idle.get(i);
+                if (z != null && idle.compareAndSet(i, z, null)) return z;
+            }
+            return s.newZipper(level);
         }
 
         void release(Zipper z) {
-            if (closed || !idle.offer(z)) z.end();
-            else if (closed) drain();   // close() ran between the check and the offer
+            if (!closed) {
+                for (int i = 0; i < idle.length(); i++) {
+                    if (idle.get(i) == null && idle.compareAndSet(i, null, z)) {
+                        if (closed) drain();   // close() ran between the check and the store
+                        return;
+                    }
+                }
+            }
+            z.end();
         }
 
         void close() {
@@ -509,8 +412,10 @@ public class QatGzipCompressionService implements CompressionService, Configurab
         }
 
         private void drain() {
-            Zipper z;
-            while ((z = idle.poll()) != null) z.end();
+            for (int i = 0; i < idle.length(); i++) {
+                Zipper z = idle.getAndSet(i, null);
+                if (z != null) z.end();
+            }
         }
     }
 
