@@ -125,12 +125,12 @@ compression.gzip.provider={PROVIDER_CLASS}
         out.close()
 
 
-def jmx_attribute(b, attribute):
+def jmx_attribute(b, attribute, object_name=OBJECT_NAME):
     p = run([f"{b['dist']}/bin/kafka-run-class.sh", "org.apache.kafka.tools.JmxTool",
              "--jmx-url", f"service:jmx:rmi:///jndi/rmi://127.0.0.1:{b['jmx']}/jmxrmi",
-             "--object-name", OBJECT_NAME, "--attributes", attribute, "--one-time", "true",
+             "--object-name", object_name, "--attributes", attribute, "--one-time", "true",
              "--report-format", "properties"], env=b["env"])
-    m = re.search(re.escape(f"{OBJECT_NAME}:{attribute}") + r"=(.*)", p.stdout)
+    m = re.search(re.escape(f"{object_name}:{attribute}") + r"=(.*)", p.stdout)
     assert m, f"no {attribute} in JmxTool output:\n{p.stdout}\n{p.stderr}"
     return m.group(1).strip()
 

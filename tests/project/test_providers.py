@@ -190,11 +190,12 @@ PROVIDERS = {
 
 @pytest.mark.parametrize("name", ["native", "qat"])
 def test_broker_with_provider_recompresses_and_stock_consumer_reads(broker_factory, name):
-    from conftest import DATA, require_dist, tool
+    from conftest import DATA, DIST, free_port, require_dist, tool
     from test_broker import dumped_codecs, produce_consume
     require_dist()
     cls = PROVIDERS[name]
-    b = broker_factory("broker-" + name, extra_props={"compression.gzip.provider": cls})
+    jmx = free_port()
+    b = broker_factory("broker-" + name, extra_props={"compression.gzip.provider": cls}, env={"JMX_PORT": str(jmx)})
     out = b.output()
     line = next((l for l in out.splitlines() if "Compression provider" in l and cls in l), None)
     assert line, "no provider log line for " + cls + ":\n" + out[-4000:]
@@ -214,3 +215,10 @@ def test_broker_with_provider_recompresses_and_stock_consumer_reads(broker_facto
     # a stock producer's gzip, read back by our consumer through the broker
     got = produce_consume(b.bootstrap, "stock-gzip", "gzip", lines[:500], producer_stock=True)
     assert got == lines[:500]
+    if name == "native":
+        # the provider's own metric, through upstream's Plugin/Monitorable (patch 0031), in the broker's JMX
+        from test_provider_broker import jmx_attribute
+        engines = jmx_attribute(dict(dist=DIST, jmx=jmx, env=dict(os.environ)), "native-engines",
+                                "kafka.server:type=plugins,config=compression.gzip.provider,class=NativeGzipCompressionService")
+        say(f"broker with {name}: native-engines = {engines}")
+        assert int(engines) >= 1, engines
