@@ -146,22 +146,12 @@ final class NativeGzipInputStream extends InputStream {
                 engines.release(inflater, reusable);
             }
         } else {
-            GzipEngines.ZngInflater inflater = engines.inflater();
             long r;
-            String message = null;
             try {
-                r = inflater.inflate(in, inPos, inEnd - inPos - 8, dst, off, size);
-                if (r == NativeGzip.ZNG_CORRUPT) message = inflater.message();
-            } finally {
-                engines.release(inflater);
-            }
-            if (r == NativeGzip.ZNG_CORRUPT) {
-                failure = new ZipException(message != null ? message : "Invalid ZLIB data format");
-                throw failure;
-            }
-            if (r < 0) {
-                // not a verdict on the data: the built-in codec may manage (out of native memory, arrays not pinned)
-                throw new IOException("native gzip: zlib-ng inflate failed (" + r + ")");
+                r = zngInflate(engines, in, inPos, inEnd - inPos - 8, dst, off, size);
+            } catch (ZipException e) {
+                failure = e;
+                throw e;
             }
             n = (int) (r & 0xffffffffL);
             whole = (r & NativeGzip.ZNG_END) != 0 && (r & NativeGzip.ZNG_INPUT_DONE) != 0 && n == size;
@@ -177,6 +167,32 @@ final class NativeGzipInputStream extends InputStream {
             continueAfter = n;
         }
         return n;
+    }
+
+    /**
+     * One zlib-ng call from in[off, off + len) into at most size bytes of out from outOff: the result of
+     * {@link NativeGzip#zngInflate} (bytes written and the end flags), never negative.
+     *
+     * @throws ZipException with zlib's message if the deflate data is corrupt (zlib's verdict)
+     * @throws IOException  if the inflate failed otherwise (out of native memory, arrays not pinned): no verdict on
+     *                      the data, the built-in codec may manage
+     */
+    private static long zngInflate(GzipEngines engines, byte[] in, int off, int len, byte[] out, int outOff, int size)
+            throws IOException {
+        GzipEngines.ZngInflater inflater = engines.inflater();
+        long r;
+        String message = null;
+        try {
+            r = inflater.inflate(in, off, len, out, outOff, size);
+            if (r == NativeGzip.ZNG_CORRUPT) message = inflater.message();
+        } finally {
+            engines.release(inflater);
+        }
+        if (r == NativeGzip.ZNG_CORRUPT)
+            throw new ZipException(message != null ? message : "Invalid ZLIB data format");
+        if (r < 0)
+            throw new IOException("native gzip: zlib-ng inflate failed (" + r + ")");
+        return r;
     }
 
     /** After a prefix decoded at once: GZIPInputStream reads the batch from the start, past that prefix. */
@@ -288,19 +304,7 @@ final class NativeGzipInputStream extends InputStream {
             throw new IOException("native gzip: not one member of " + size + " bytes");
         byte[] out = output.array();
         int outOff = output.arrayOffset() + output.position();
-        GzipEngines.ZngInflater inflater = engines.inflater();
-        long r;
-        String message = null;
-        try {
-            r = inflater.inflate(in, data, end - data - 8, out, outOff, size);
-            if (r == NativeGzip.ZNG_CORRUPT) message = inflater.message();
-        } finally {
-            engines.release(inflater);
-        }
-        if (r == NativeGzip.ZNG_CORRUPT)
-            throw new ZipException(message != null ? message : "Invalid ZLIB data format");
-        if (r < 0)
-            throw new IOException("native gzip: zlib-ng inflate failed (" + r + ")");
+        long r = zngInflate(engines, in, data, end - data - 8, out, outOff, size);
         int n = (int) (r & 0xffffffffL);
         if ((r & NativeGzip.ZNG_END) == 0 || (r & NativeGzip.ZNG_INPUT_DONE) == 0 || n != size)
             throw new IOException("native gzip: not one member of " + size + " bytes (" + n + " decoded)");
