@@ -67,12 +67,50 @@ def run(cmd, check=True, timeout=300, **kw):
     return p
 
 
+# Short-lived tool JVMs (kafka-topics.sh, kafka-dump-log.sh, ...) start faster with C1 only, the serial collector and a
+# class-data-sharing archive of the classes a first tool run loaded (JDK 17's dynamic CDS): about 1 s instead of 2.5 s
+# of wall time and a third of the CPU per call on the 2-core machine. What the tools do is unchanged; the throughput
+# tool (kafka-producer-perf-test.sh) keeps upstream's JVM options. A stale or unusable archive is ignored by the JVM.
+TOOL_JVM_OPTS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
+UNTUNED_TOOLS = {"kafka-producer-perf-test.sh"}
+
+
+def tool_cds(kind, libs):
+    """(JVM options, then()) to use the tool CDS archive of one classpath (ours or stock), or the first time to write
+    it: then() is called after that JVM exited and puts the archive in place."""
+    import hashlib
+    stamp = "\n".join("%s %d %d" % (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(Path(libs).glob("*.jar")))
+    key = hashlib.sha256((stamp + os.path.realpath(shutil.which("java") or "java")).encode()).hexdigest()[:16]
+    archive = BUILD / "tool-cds" / ("%s-%s.jsa" % (kind, key))
+    quiet = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]   # a missed archive must not print on the tool's stdout
+    if archive.exists():
+        return quiet + ["-XX:SharedArchiveFile=%s" % archive], lambda: None
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    tmp = archive.with_name("%s.%d.%d.tmp" % (archive.name, os.getpid(), time.monotonic_ns()))
+
+    def then():
+        if tmp.exists() and tmp.stat().st_size > 0:
+            os.replace(tmp, archive)
+        else:
+            tmp.unlink(missing_ok=True)
+    return quiet + ["-XX:ArchiveClassesAtExit=%s" % tmp], then
+
+
 def tool(name, *args, stock=False, **kw):
     """Runs a Kafka tool: ours through the dist's bin/ script, or stock 4.3.1's
     class from the release's jars (stock=True, script name -> class)."""
-    if not stock:
-        return run([str(DIST / "bin" / name)] + list(args), **kw)
-    return run(["java", "-Xmx512m", "-cp", STOCK_CP, STOCK_CLASSES[name]] + list(args), **kw)
+    opts, then = [], lambda: None
+    if name not in UNTUNED_TOOLS and not (not stock and "env" in kw):
+        opts, then = tool_cds("stock" if stock else "ours", UPSTREAM / "libs" if stock else DIST / "libs")
+        opts = TOOL_JVM_OPTS + opts
+    try:
+        if not stock:
+            if opts:
+                kw["env"] = {**os.environ, "KAFKA_JVM_PERFORMANCE_OPTS": " ".join(opts)}
+            return run([str(DIST / "bin" / name)] + list(args), **kw)
+        return run(["java", "-Xmx512m"] + opts + ["-cp", STOCK_CP, STOCK_CLASSES[name]] + list(args), **kw)
+    finally:
+        then()
 
 
 STOCK_CLASSES = {
