@@ -5,7 +5,7 @@
 # or changes (kafka/*/src/test/java) are compiled here and replace their
 # published counterparts. Exclusions, each with its reason: exclusions.txt.
 #
-# Each package (and the class list) runs in its own JVM; upstream's @Flaky tests run
+# Each package (and the class list) runs in its own JVM, two JVMs at a time (GATE_FORKS); upstream's @Flaky tests run
 # apart, as upstream's CI quarantines them. As in upstream's CI, a failed test is
 # retried in a fresh JVM (once; @Flaky ones up to three times); a test that fails
 # every attempt fails the gate, and tests that passed only on retry are listed.
@@ -173,7 +173,8 @@ junit() {
     rc=$?
     set -e
     unset IFS
-    cat "$OUT/logs/$run.txt" >> "$OUT/output.txt"
+    # the forks append whole logs, one at a time
+    ( flock 9; cat "$OUT/logs/$run.txt" >> "$OUT/output.txt" ) 9>"$OUT/output.lock"
     # 0: all passed, 1: some failed; anything else (or no report) is the runner failing
     if [[ $rc -gt 1 ]] || ! ls "$OUT/reports/$run"/TEST-*.xml >/dev/null 2>&1; then
         log "ERROR: the JUnit run $run did not complete (exit $rc): see $OUT/logs/$run.txt"
@@ -222,17 +223,61 @@ runner_failed=0
 GROUPS_=("${PACKAGES[@]}")
 [[ ${#CLASSES[@]} -gt 0 ]] && GROUPS_+=(classes)
 ALL_SELECTORS=()
-total=0
 for g in "${GROUPS_[@]}"; do
     mapfile -t sel < <(selectors "$g")
     ALL_SELECTORS+=("${sel[@]}")
-    t0=$SECONDS
-    junit "$g" -- "${sel[@]}" || runner_failed=1
+done
+
+# run_group G: one group's JVM, its retries; leaves its test count in $OUT/G.count, what never passed in $OUT/G.failed
+run_group() {
+    local g="$1" t0=$SECONDS sel n f s rc=0
+    mapfile -t sel < <(selectors "$g")
+    junit "$g" -- "${sel[@]}" || rc=1
     read -r n f s < <(report counts "$OUT/reports/$g" 2>/dev/null || echo "0 0 0")
-    total=$((total + n))
+    echo "$n" > "$OUT/$g.count"
     log "$g: $n tests, $f failed, $s skipped ($(mmss $((SECONDS - t0))))"
-    report failed "$OUT/reports/$g" > "$OUT/$g.failed" || runner_failed=1   # unreadable reports must not pass
+    report failed "$OUT/reports/$g" > "$OUT/$g.failed" || rc=1   # unreadable reports must not pass
     retry "$g" false 1 "$OUT/$g.failed"
+    return $rc
+}
+
+# Then GATE_FORKS JVMs at a time (default 2), as upstream's Gradle build runs maxParallelForks = the number of cores:
+# each fork takes the next group from a queue, longest first. upstream's cluster tests in org.apache.kafka.server
+# wait on brokers and controllers more than they compute (12 1/2 of the 23 minutes of the gate run one group at a
+# time, at a sixth to a third of one core), so the other groups run beside them. Each group still has a JVM of its own.
+# SOLO groups run first, alone: the CPU-heavy sticky-assignor tests of org.apache.kafka.clients.consumer carry
+# their own timeouts, which a second JVM on 2 cores can make them miss.
+FORKS="${GATE_FORKS:-2}"
+SOLO=(org.apache.kafka.clients.consumer)
+LONG_FIRST=(org.apache.kafka.server classes)
+for g in "${GROUPS_[@]}"; do
+    [[ " ${SOLO[*]} " == *" $g "* ]] || continue
+    run_group "$g" || runner_failed=1
+done
+{
+    for g in "${LONG_FIRST[@]}"; do printf '%s\n' "${GROUPS_[@]}" | grep -Fx -- "$g" || true; done
+    printf '%s\n' "${GROUPS_[@]}" | grep -Fxv -f <(printf '%s\n' "${LONG_FIRST[@]}" "${SOLO[@]}") || true
+} > "$OUT/queue"
+next_group() { # prints and removes the queue's first group (nothing when it is empty)
+    ( flock 9; head -n1 "$OUT/queue"; sed -i 1d "$OUT/queue" ) 9>"$OUT/queue.lock"
+}
+fork() {
+    local g rc=0
+    while g="$(next_group)" && [[ -n "$g" ]]; do
+        run_group "$g" || rc=1
+    done
+    return $rc
+}
+FORK_PIDS=()
+for ((i = 1; i <= FORKS; i++)); do
+    fork &
+    FORK_PIDS+=($!)
+done
+for p in "${FORK_PIDS[@]}"; do wait "$p" || runner_failed=1; done
+total=0
+for g in "${GROUPS_[@]}"; do
+    [[ -f "$OUT/$g.count" && -f "$OUT/$g.failed" ]] || { log "ERROR: group $g did not run"; runner_failed=1; continue; }
+    total=$((total + $(cat "$OUT/$g.count")))
     cat "$OUT/$g.failed" >> "$OUT/failed.txt"
 done
 # upstream's quarantine: the @Flaky tests of the same classes, three retries
