@@ -25,7 +25,8 @@ import pytest
 
 from conftest import Broker
 from test_images import BROKER_IMAGE, ENGINE, ENGINE_REASON, engine, engine_argv, engine_env, unique
-from test_provider_bomb import FLOOD_IO_THREADS, check_bombs_against_stock, client, flood_and_check, gc_log_opt  # noqa: F401 (client is a fixture)
+from test_provider_bomb import (FLOOD_IO_THREADS, LIVE_HEAP_OPTS, check_bombs_against_stock, client,  # noqa: F401 (client is a fixture)
+                                flood_and_check, gc_log_opt)
 
 QAT = "io.kafkacompress.qat.QatGzipCompressionService"
 QAT_PROPS = {"compression.gzip.provider": QAT, "compression.gzip.provider.required": "true",
@@ -80,9 +81,9 @@ class ImageBroker(Broker):
         engine("rm", "-f", self.name, check=False, timeout=120)
 
 
-def qat_broker(broker_factory, tmp_path, name, heap, props=()):
+def qat_broker(broker_factory, tmp_path, name, heap, props=(), jvm_opts=()):
     b = broker_factory(name, cls=ImageBroker, heap=heap, extra_props=dict(QAT_PROPS, **dict(props)),
-                       jvm_opts=["-XX:+ExitOnOutOfMemoryError", gc_log_opt(tmp_path, name)])
+                       jvm_opts=["-XX:+ExitOnOutOfMemoryError", gc_log_opt(tmp_path, name)] + list(jvm_opts))
     line = next((l for l in b.output().splitlines() if "Compression provider for gzip:" in l), "")
     say("%s broker: %s" % (name, line[line.find("Compression provider"):][:120]))
     # available, on QATzip's software path (no device here), not the built-in codec it would fall back to
@@ -91,9 +92,9 @@ def qat_broker(broker_factory, tmp_path, name, heap, props=()):
 
 
 def test_qat_bombs_are_stored_as_by_a_stock_broker(image, broker_factory, client, tmp_path):
-    ours = qat_broker(broker_factory, tmp_path, "qat", "-Xmx1g")
+    ours = qat_broker(broker_factory, tmp_path, "qat", "-Xmx1g", jvm_opts=LIVE_HEAP_OPTS)
     stock = broker_factory("stock", stock=True, heap="-Xmx1g",
-                           jvm_opts=["-XX:+ExitOnOutOfMemoryError", gc_log_opt(tmp_path, "stock")])
+                           jvm_opts=["-XX:+ExitOnOutOfMemoryError", gc_log_opt(tmp_path, "stock")] + LIVE_HEAP_OPTS)
     check_bombs_against_stock(ours, stock, client, QAT)
 
 
