@@ -40,12 +40,28 @@ def describe(c, key=None):
     return txt
 
 
-def target(name, c, ok_fn, key=None, bound="", trusted=True):
-    """[target, result, measured, engine bound]; pass/miss on the median of the pairs, as the issue defines them,
-    marked "(not judged)" when the pairs are too few or the calibration says the run was too noisy for the figure."""
+# Issues 28 and 29: "Where a target is past the engine's bound as the benchmark computes it, the report prints the
+# bound, and the figure must come within 10% of it."
+BOUND_SLACK = 1.10
+
+
+def at_most(limit, bound=None):
+    """(ok_fn, how) for a lower-is-better ratio target (CPU per MB vs stock): the median at most limit, or, when the
+    engine bound (the lowest ratio a provider of its measured engine speed can reach, `t5_codec`'s Amdahl) is above
+    the limit, at most the bound plus 10%."""
+    if not bound or bound["bound"] <= limit:
+        return (lambda c: c["median"] <= limit), ""
+    reach = bound["bound"] * BOUND_SLACK
+    return (lambda c: c["median"] <= reach), f"target past the engine bound {bound['bound']:.2f}x: at most {reach:.2f}x"
+
+
+def target(name, c, ok_fn, key=None, bound="", trusted=True, how=""):
+    """[target, result, measured, engine bound]; pass/miss on the median of the pairs, as the issue defines them
+    (how: the criterion when it is not the target's own, see at_most), marked "(not judged)" when the pairs are too
+    few or the calibration says the run was too noisy for the figure."""
     if not c:
         return [name, "not evaluated", "not measured", bound]
-    result = "pass" if ok_fn(c) else "miss"
+    result = ("pass" if ok_fn(c) else "miss") + (f" ({how})" if how else "")
     if c["n"] < MIN_PAIRS or not trusted or (key and not calibration.trusted(key)):
         result += " (not judged: " + ("too few pairs" if c["n"] < MIN_PAIRS else "run too noisy") + ")"
     return [name, result, describe(c, key), bound]
@@ -72,9 +88,10 @@ def evaluate_targets(t1, t3, extra, limits):
             out.append(target(f"{impl}: gzip-6 records/s >= 1.8x stock ({t1_codecs.BATCH_LABEL[batch]})",
                               r and r.get("cmp_records_s"), lambda c: c["median"] >= 1.8, "records_s",
                               f"<= {1 / b6['bound']:.2f}x if producer-bound" if b6 else ""))
+            ok, how = at_most(0.6, b6)
             out.append(target(f"{impl}: gzip-6 producer CPU/MB <= 0.6x stock ({t1_codecs.BATCH_LABEL[batch]})",
-                              r and r.get("cmp_producer_ms_per_mb"), lambda c: c["median"] <= 0.6,
-                              "producer_ms_per_mb", f">= {b6['bound']:.2f}x" if b6 else ""))
+                              r and r.get("cmp_producer_ms_per_mb"), ok,
+                              "producer_ms_per_mb", f">= {b6['bound']:.2f}x" if b6 else "", how=how))
             out.append(target(f"{impl}: gzip-6 broker CPU/MB no higher than stock ({t1_codecs.BATCH_LABEL[batch]})",
                               r and r.get("cmp_broker_ms_per_mb"),
                               lambda c: c["median"] <= 1.0 or c["min"] <= 1.0 <= c["max"], "broker_ms_per_mb"))
