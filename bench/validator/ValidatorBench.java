@@ -34,7 +34,7 @@ import java.util.Map;
  * (recompression when the source is lz4, in-place validation when it is gzip-6), with the built-in codec or with a
  * provider class. Prints the thread's CPU per MB of records after a warm-up.
  *
- * java ValidatorBench DATA_FILE SOURCE(lz4|gzip) PROVIDER_CLASS|builtin SECONDS
+ * java ValidatorBench DATA_FILE SOURCE(lz4|gzip) PROVIDER_CLASS|builtin SECONDS [BATCH_BYTES, default 1 MiB]
  */
 public class ValidatorBench {
     private static final LogValidator.MetricsRecorder NO_METRICS = new LogValidator.MetricsRecorder() {
@@ -50,14 +50,15 @@ public class ValidatorBench {
         Compression source = args[1].equals("gzip") ? Compression.gzip().level(6).build() : Compression.lz4().build();
         String provider = args[2];
         double seconds = Double.parseDouble(args[3]);
+        long batchBytes = args.length > 4 ? Long.parseLong(args[4]) : 1 << 20;
         Compression target = Compression.gzip().level(6).build();
 
-        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(4 << 20), RecordBatch.CURRENT_MAGIC_VALUE,
+        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate((int) batchBytes * 2 + (1 << 20)), RecordBatch.CURRENT_MAGIC_VALUE,
             source, TimestampType.CREATE_TIME, 0L);
         long timestamp = 1_700_000_000_000L;
         int records = 0;
         long bytes = 0;
-        while (bytes < (1 << 20)) {
+        while (bytes < batchBytes) {
             byte[] value = lines.get(records % lines.size()).getBytes(StandardCharsets.UTF_8);
             builder.append(timestamp + records / 100, null, value);
             bytes += value.length;
