@@ -95,6 +95,10 @@ def evaluate_targets(t1, t3, extra, limits):
             out.append(target(f"{impl}: gzip-6 broker CPU/MB no higher than stock ({t1_codecs.BATCH_LABEL[batch]})",
                               r and r.get("cmp_broker_ms_per_mb"),
                               lambda c: c["median"] <= 1.0 or c["min"] <= 1.0 <= c["max"], "broker_ms_per_mb"))
+            # issue 28: unthrottled, as table 1 runs, the provider's p99 no worse than the built-in codec's
+            out.append(target(f"{impl}: gzip-6 unthrottled p99 no higher than stock's ({t1_codecs.BATCH_LABEL[batch]}, "
+                              f"issue 28)", r and r.get("cmp_p99_ms"),
+                              lambda c: c["median"] <= 1.0 or c["min"] <= 1.0 <= c["max"], "p99_ms"))
             out.append(target(f"{impl}: gzip-6 bytes on disk no larger than stock ({t1_codecs.BATCH_LABEL[batch]})",
                               r and r.get("cmp_size_ratio"),
                               lambda c: c["median"] <= 1.0 or c["min"] <= 1.0 <= c["max"]))
