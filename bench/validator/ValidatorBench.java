@@ -75,7 +75,9 @@ public class ValidatorBench {
                 ((Configurable) service).configure(Map.of());
             providers = CompressionProviders.ProviderSet.of(Map.of(CompressionType.GZIP, service));
         }
-        BufferSupplier bufferSupplier = providers.bufferSupplier();
+        // one thread's buffers and its handle on the owner's providers, as a broker's request handler has them
+        BufferSupplier bufferSupplier = BufferSupplier.create();
+        CompressionProviders.ThreadProviders threadProviders = providers.threadProviders();
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long warmUpEnd = System.nanoTime() + (long) (Math.min(5, seconds / 3) * 1e9);
         long end = System.nanoTime() + (long) (seconds * 1e9);
@@ -95,8 +97,8 @@ public class ValidatorBench {
             LogValidator validator = new LogValidator(MemoryRecords.readableRecords(ByteBuffer.wrap(wire.clone())),
                 new TopicPartition("t", 0), Time.SYSTEM, source.type(), target, false, RecordBatch.CURRENT_MAGIC_VALUE,
                 TimestampType.CREATE_TIME, Long.MAX_VALUE, Long.MAX_VALUE, 0, AppendOrigin.CLIENT);
-            out = validator.validateMessagesAndAssignOffsets(PrimitiveRef.ofLong(0), NO_METRICS, bufferSupplier)
-                .validatedRecords().sizeInBytes();
+            out = validator.validateMessagesAndAssignOffsets(PrimitiveRef.ofLong(0), NO_METRICS, bufferSupplier,
+                threadProviders).validatedRecords().sizeInBytes();
             batches++;
         }
         double wall = (System.nanoTime() - wallStart) / 1e9;
@@ -106,6 +108,7 @@ public class ValidatorBench {
                 + "%.2f CPU ms per MB, %.0f MB/s%n", args[1], provider, records, bytes, out, batches, wall,
             cpu * 1000 / mb, mb / wall);
         bufferSupplier.close();
+        threadProviders.close();
         providers.close();
     }
 }

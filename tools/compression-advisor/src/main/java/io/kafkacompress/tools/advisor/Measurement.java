@@ -186,6 +186,7 @@ final class Measurement {
     private final long warmupBytes;
     private final Progress progress;
     private BufferSupplier bufferSupplier = BufferSupplier.create();
+    private CompressionProviders.ThreadProviders providers = CompressionProviders.ThreadProviders.NONE;
     private boolean timing;     // progress counts the timed passes
     /** At the topic's batch size, at most this many records a batch too (the p90 of its batches'). */
     int realMaxRecords = Integer.MAX_VALUE;
@@ -243,9 +244,10 @@ final class Measurement {
     Result measure(Setting setting, int batchSize, long uncompressedBytes, boolean real) {
         Result r = new Result(setting, batchSize, real);
         Compression compression = setting.compression();
-        // read back as a consumer configured with the setting's provider does: through its fetcher's buffer supplier
-        bufferSupplier = setting.provider == null ? BufferSupplier.create()
-            : CompressionProviders.ProviderSet.of(Map.of(setting.type, setting.provider)).bufferSupplier();
+        // read back as a consumer configured with the setting's provider does: its fetcher's buffers and providers
+        bufferSupplier = BufferSupplier.create();
+        providers = setting.provider == null ? CompressionProviders.ThreadProviders.NONE
+            : CompressionProviders.ProviderSet.of(Map.of(setting.type, setting.provider)).threadProviders();
         // the producer keeps one estimate per topic and codec; one "topic" per setting here
         String estimatorKey = "kafka-compression-advisor/" + setting.label() + "/" + batchSize + (real ? "/real" : "");
         CompressionRatioEstimator.resetEstimation(estimatorKey);
@@ -438,7 +440,7 @@ final class Measurement {
         for (ByteBuffer buffer : batches) {
             MemoryRecords memoryRecords = MemoryRecords.readableRecords(buffer.duplicate());
             for (RecordBatch batch : memoryRecords.batches()) {
-                try (CloseableIterator<Record> it = batch.streamingIterator(bufferSupplier)) {
+                try (CloseableIterator<Record> it = batch.streamingIterator(bufferSupplier, providers)) {
                     while (it.hasNext()) {
                         Record record = it.next();
                         records++;
