@@ -156,7 +156,7 @@ def targets():
         limit = TARGETS.get(r["test"])
         if limit is None or not r["impl"].startswith("patched+"):
             continue
-        name = f"{r['impl']}: broker CPU/MB <= {limit}x stock's, {r['test']} (issue 29)"
+        name = f"{r['impl']}: broker CPU/MB <= {limit}x stock's, {r['test']}"
         if r.get("status") != "ok":
             out.append([name, "not evaluated", r["status"], ""])
             continue
@@ -182,7 +182,7 @@ def markdown(cfg, t4):
          f"calibration gate's broker CPU/MB. *engine bound* (validation rows and the gzip recompression row): the "
          f"lowest broker CPU/MB vs stock a provider can reach, (1 - share) + share / speed, with speed its "
          f"decompression (validation) or level-6 compression (recompression) MB/s over the built-in codec's (table 5, "
-         f"nearest batch size) and share = (1000 / built-in MB/s) / stock's broker CPU/MB in that row. Targets (issue 29), pass/miss in the targets table: a provider broker at most 0.8x stock's CPU/MB "
+         f"nearest batch size) and share = (1000 / built-in MB/s) / stock's broker CPU/MB in that row. Targets, pass/miss in the targets table: a provider broker at most 0.8x stock's CPU/MB "
          f"validating, at most 0.5x recompressing lz4 into gzip-6. Log cleaner: {cfg.clean_records:,} keyed gzip records ({cfg.clean_records // 4:,} distinct "
          f"keys, 1 MiB segments, so all but the last are cleanable) into a delete-policy topic, then switched to "
          f"`cleanup.policy=compact` (`min.cleanable.dirty.ratio=0.01`); records/s and seconds from the cleaner "

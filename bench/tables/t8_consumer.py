@@ -175,7 +175,7 @@ def targets():
     for r in STATE["rows"]:
         if not r["impl"].startswith("patched+") or r["level"] != 6:
             continue
-        name = f"{r['impl']}: consumer CPU/MB <= {TARGET}x stock's at gzip-6, whole consumer runs (issue 29)"
+        name = f"{r['impl']}: consumer CPU/MB <= {TARGET}x stock's at gzip-6, whole consumer runs"
         if r.get("status") != "ok":
             out.append([name, "not evaluated", r["status"], ""])
             continue
@@ -184,7 +184,7 @@ def targets():
         out.append(target(name, r.get("cmp_consumer_ms_per_mb"), ok, "producer_ms_per_mb",
                           t5_codec.fmt_engine_bound(bound), how=how))
     if not STATE["rows"] and STATE.get("skipped"):
-        out.append(["consumer CPU/MB at gzip-6 (issue 29)", "not evaluated", STATE["skipped"], ""])
+        out.append(["consumer CPU/MB at gzip-6", "not evaluated", STATE["skipped"], ""])
     return out
 
 
@@ -195,7 +195,7 @@ def _n(v, fmt="{:,.0f}"):
 def markdown(cfg, rows):
     from benchlib.report import bench_command   # report imports the tables
     st = STATE["settings"]
-    L = ["## 8. Consumer: whole kafka-consumer-perf-test.sh runs (issue 29)\n"]
+    L = ["## 8. Consumer: whole kafka-consumer-perf-test.sh runs\n"]
     if not rows:
         L.append(f"_not run: {STATE.get('skipped', 'table 8 was not selected')}_\n")
         return "\n".join(L)
@@ -240,7 +240,7 @@ def markdown(cfg, rows):
                        "engine bound (CPU/MB vs stock)"], trs) + "\n")
     if any(r.get("cmp_consumer_ms_per_mb") and r["cmp_consumer_ms_per_mb"]["n"] < MIN_PAIRS for r in rows):
         L.append(f"Fewer than {MIN_PAIRS} pairs completed in a row: its ratio is printed, not judged.\n")
-    L.append(f"Target (issue 29): consumer CPU/MB with a provider at most {TARGET}x stock's at gzip-6; pass/miss in "
+    L.append(f"Target: consumer CPU/MB with a provider at most {TARGET}x stock's at gzip-6; pass/miss in "
              f"the targets table above. Where the engine bound is above {TARGET}x, no provider with this decompression "
              f"speed can meet it here; the figure is then read against the bound.\n")
     return "\n".join(L)
