@@ -1,5 +1,5 @@
-"""The report (build/bench/report.md), the README section and the targets of issue 20 (and issue 28's, from tables 6
-and 7, and issue 29's, from tables 4 and 8), from the tables' rows."""
+"""The report (build/bench/report.md), the README section and the producer targets (the latency and
+shared-producer ones come from tables 6 and 7, the broker and consumer ones from tables 4 and 8), from the tables' rows."""
 
 import datetime
 import os
@@ -40,7 +40,7 @@ def describe(c, key=None):
     return txt
 
 
-# Issues 28 and 29: "Where a target is past the engine's bound as the benchmark computes it, the report prints the
+# The targets' rule: "Where a target is past the engine's bound as the benchmark computes it, the report prints the
 # bound, and the figure must come within 10% of it."
 BOUND_SLACK = 1.10
 
@@ -56,7 +56,7 @@ def at_most(limit, bound=None):
 
 
 def target(name, c, ok_fn, key=None, bound="", trusted=True, how=""):
-    """[target, result, measured, engine bound]; pass/miss on the median of the pairs, as the issue defines them
+    """[target, result, measured, engine bound]; pass/miss on the median of the pairs, as the targets define them
     (how: the criterion when it is not the target's own, see at_most), marked "(not judged)" when the pairs are too
     few or the calibration says the run was too noisy for the figure."""
     if not c:
@@ -68,7 +68,7 @@ def target(name, c, ok_fn, key=None, bound="", trusted=True, how=""):
 
 
 def evaluate_targets(t1, t3, extra, limits):
-    """Issue 20's targets, on this run's medians of interleaved pairs."""
+    """The producer targets, on this run's medians of interleaved pairs."""
     out = []
     cal = calibration.STATE["result"] or calibration.evaluate()
     for key, label, _ in calibration.METRICS:
@@ -95,7 +95,7 @@ def evaluate_targets(t1, t3, extra, limits):
             out.append(target(f"{impl}: gzip-6 broker CPU/MB no higher than stock ({t1_codecs.BATCH_LABEL[batch]})",
                               r and r.get("cmp_broker_ms_per_mb"),
                               lambda c: c["median"] <= 1.0 or c["min"] <= 1.0 <= c["max"], "broker_ms_per_mb"))
-            # issue 28: unthrottled, as table 1 runs, the provider's p99 no worse than the built-in codec's
+            # unthrottled, as table 1 runs, the provider's p99 no worse than the built-in codec's
             out.append(target(f"{impl}: gzip-6 unthrottled p99 no higher than stock's ({t1_codecs.BATCH_LABEL[batch]})",
                               r and r.get("cmp_p99_ms"),
                               lambda c: c["median"] <= 1.0 or c["min"] <= 1.0 <= c["max"], "p99_ms"))

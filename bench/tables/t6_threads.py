@@ -1,4 +1,4 @@
-"""Table 6 (issue 28): one producer shared by 4 application threads, unthrottled, gzip-6 with 256 KiB batches;
+"""Table 6: one producer shared by 4 application threads, unthrottled, gzip-6 with 256 KiB batches;
 each provider against the built-in codec of the same patched distribution, in interleaved pairs. Besides records/s
 and producer CPU per MB, the producer's own record-queue-time-avg and request-latency-avg and the provider's
 counters (batches it compressed, fell back on, bypassed for size or for memory)."""
@@ -77,7 +77,7 @@ def results(impls):
 
 
 def targets():
-    """Issue 28: with 4 threads sharing one producer, records/s >= 1.5x the built-in codec's and
+    """Targets: with 4 threads sharing one producer, records/s >= 1.5x the built-in codec's and
     record-queue-time-avg <= 1.5x; [target, result, measured, bound] like report.evaluate_targets."""
     from benchlib.report import target   # report imports the tables
     out = []

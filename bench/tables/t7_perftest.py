@@ -1,4 +1,4 @@
-"""Table 7 (issue 28): whole `kafka-producer-perf-test.sh` runs at a fixed rate, start-up included, as a user measures:
+"""Table 7: whole `kafka-producer-perf-test.sh` runs at a fixed rate, start-up included, as a user measures:
 the distribution's own tool, gzip-6 with 1 MiB batches, each provider on the producer against the built-in codec, in
 interleaved pairs, on a freshly started broker (one per run) and on a warm one. Figures are perf-test's own output:
 its periodic window lines and its final summary (nothing discarded), and the producer JVM's CPU from /proc."""
@@ -11,7 +11,7 @@ from benchlib.brokers import Broker, proc_cpu_seconds, run_stream
 from benchlib.common import JSON, LOGS, first_line, fmt_int, md_table, median, progress, write_csv
 from benchlib.runs import MIN_PAIRS, compare, fmt_cmp, pair_order, produce, ratios
 
-RATE = 25_000           # records/s: issue 28's measurement (json-records, gzip-6, 1 MiB / 100 ms)
+RATE = 25_000           # records/s: the rate of the start-up latency measurement (json-records, gzip-6, 1 MiB / 100 ms)
 PROPS = {"compression.type": "gzip", "compression.gzip.level": "6", "batch.size": "1048576", "linger.ms": "100",
          "acks": "1"}
 BASE = "patched"        # the built-in codec; the broker is always the patched one without a provider
@@ -185,7 +185,7 @@ def results(impls):
 
 
 def targets():
-    """Issue 28: p99 of whole perf-test runs <= 1.2x the built-in codec's, on a fresh broker and on a warm one."""
+    """Target: p99 of whole perf-test runs <= 1.2x the built-in codec's, on a fresh broker and on a warm one."""
     from benchlib.report import target   # report imports the tables
     out = []
     for r in STATE["rows"]:

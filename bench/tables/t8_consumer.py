@@ -1,4 +1,4 @@
-"""Table 8 (issue 29): the consumer. Whole `kafka-consumer-perf-test.sh` runs, a fresh consumer JVM each (start-up
+"""Table 8: the consumer. Whole `kafka-consumer-perf-test.sh` runs, a fresh consumer JVM each (start-up
 included, as users run it), reading a topic filled once per gzip level, so every run reads the same bytes: stock
 Apache Kafka's consumer, this distribution's without a provider, and with each provider
 (`compression.gzip.provider`), in interleaved pairs. Consumer CPU per MB from /proc, records/s from perf-test's
@@ -27,7 +27,7 @@ KEYS = ("consumer_ms_per_mb", "records_s", "fetch_records_s", "mb", "records", "
 # so the client-side figures of the producer's gate stand in for it)
 FIGURES = [("consumer_ms_per_mb", "consumer CPU/MB", False, ("less CPU", "more CPU"), "producer_ms_per_mb"),
            ("records_s", "records/s", True, ("faster", "slower"), "records_s")]
-TARGET = 0.7            # issue 29: consumer CPU per MB with native-gzip at most 0.7x stock's at gzip-6
+TARGET = 0.7            # target: consumer CPU per MB with native-gzip at most 0.7x stock's at gzip-6
 STATE = {"samples": {}, "rows": [], "settings": {}, "bounds": {}}
 
 
@@ -169,7 +169,7 @@ def results(impls):
 
 
 def targets():
-    """Issue 29: consumer CPU per MB with a provider at most 0.7x stock's at gzip-6; [target, result, measured, bound]."""
+    """Target: consumer CPU per MB with a provider at most 0.7x stock's at gzip-6; [target, result, measured, bound]."""
     from benchlib.report import at_most, target   # report imports the tables
     out = []
     for r in STATE["rows"]:
