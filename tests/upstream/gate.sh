@@ -37,9 +37,10 @@ PACKAGES=(
 # Test classes of the code the series changes that upstream keeps in another
 # module's package (the Scala log cleaner tests exercise storage's Cleaner), and
 # of the Scala code the series changes in core (the broker's request handlers
-# and LogManager, patch 0016; the produce answers and their log line in ReplicaManager and KafkaApis, patch 0008;
-# ReplicaManager's compression metrics, patch 0026; the topic configurations in
-# LogConfig, patches 0003 and 0028; the broker's configuration, which defines the provider keys, patch 0017), which
+# and LogManager, patch 0018; the produce answers and their log line in ReplicaManager and KafkaApis, patch 0008;
+# ReplicaManager's compression metrics, patch 0027; the topic configurations in
+# LogConfig, patches 0003, 0009 and 0029; the broker's configuration, which defines
+# max.decompressed.message.bytes, patch 0009, and the provider keys, patch 0018), which
 # the package scan of Java files misses.
 CLASSES=(
     kafka.server.KafkaConfigTest
