@@ -106,7 +106,7 @@ git                       build   cmd:git      kafka/ is a git repository: prist
 unzip                     build   cmd:unzip    unpacks the upstream source artifacts
 gcc                       build   cmd:gcc      compiles native-gzip's JNI glue and zlib-ng (and psutil, for ducktape)
 make                      build   cmd:make     builds zlib-ng, native-gzip's inflater, from its pinned source
-curl                      build   cmd:curl     fetches that source (PyPI's sdist of zlib-ng, SHA-256 checked, kept in build/)
+python3-pip               build   pip          fetches that source (`pip download` of zlib-ng's sdist, SHA-256 checked, kept in build/)
 libc6-dev                 build   -            C library headers for that
 libisal-dev               build   -            ISA-L headers (native-gzip; pulls in libisal2)
 libdeflate-dev            build   -            libdeflate headers (native-gzip; pulls in libdeflate0)
@@ -141,6 +141,7 @@ probe() {
             v="$("$javac" -version 2>&1 | sed -n 's/^javac \([0-9]*\).*/\1/p')" || return 1
             [[ -n "$v" && "$v" -ge 17 ]] && command -v jar >/dev/null 2>&1 ;;
         venv) python3 -c 'import venv, ensurepip' >/dev/null 2>&1 ;;
+        pip) python3 -m pip --version >/dev/null 2>&1 ;;
         pyheaders)
             local inc
             inc="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)" \
@@ -451,8 +452,8 @@ native_gzip_problem() {
         echo "it is built for Linux x86_64 only, this is $(uname -s) $(uname -m)"
     elif ! command -v gcc >/dev/null 2>&1; then
         echo "no C compiler (apt-get install gcc libc6-dev)"
-    elif ! command -v make >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1; then
-        echo "make or curl is missing, to fetch and build zlib-ng (apt-get install make curl)"
+    elif ! command -v make >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
+        echo "make or pip is missing, to fetch and build zlib-ng (apt-get install make python3-pip)"
     elif ! printf '#include <isa-l/igzip_lib.h>\n#include <libdeflate.h>\n' \
             | gcc -fsyntax-only -x c - >/dev/null 2>&1; then
         echo "the ISA-L or libdeflate headers are missing (apt-get install libisal-dev libdeflate-dev)"
@@ -601,7 +602,7 @@ EOF
 # tests
 
 # tests/project: tests marked "container" need a container engine, "fresh" is the
-# fresh-machine test (Debian containers built from scratch, ~N min)
+# fresh-machine test (Debian 12 and 13 containers built from scratch; docs/testing.md)
 cmd_test() {
     local mode=default
     case "${1:-}" in
