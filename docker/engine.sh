@@ -60,6 +60,8 @@ engine_available() { [[ -n "${KC_ENGINE:-}" ]]; }
 
 engine_image_exists() { engine image inspect "$1" >/dev/null 2>&1; }
 
+KC_OFFLINE_BASE="${KC_OFFLINE_BASE:-localhost/debian:trixie-slim}"
+
 # The Debian archive mmdebstrap builds from: this host's own apt sources, never a host named here, so a mirror or
 # proxy the host's apt uses serves the images too. KC_DEBIAN_MIRROR / KC_DEBIAN_SECURITY override.
 #
