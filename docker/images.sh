@@ -126,7 +126,13 @@ cmd_build() {
 
     local broker_hash
     broker_hash="$( { echo "$base_id $series"; content_hash "$rel_dist" Dockerfile .dockerignore docker/entrypoint.sh docker/healthcheck.sh; } | sha256sum | cut -c1-16)"
+    # what the image was built on, recorded in it: the base's name, its image ID, and its registry digest when it
+    # was pulled (an offline mmdebstrap base has none; its ID and the apt sources it came from identify it)
+    local base_digest
+    base_digest="$(engine image inspect --format '{{join .RepoDigests " "}}' "$base" 2>/dev/null || true)"
     build_image "$BROKER_IMAGE" "$broker_hash" Dockerfile \
+        --label "io.kafkacompress.base.image=$base" --label "io.kafkacompress.base.id=$base_id" \
+        --label "io.kafkacompress.base.digest=${base_digest:-none (built offline)}" \
         --build-arg "BASE_IMAGE=$base" \
         --build-arg "DIST_DIR=$rel_dist" \
         --build-arg "KAFKA_DIST_VERSION=$KC_DIST_VERSION" \
