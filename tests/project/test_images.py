@@ -456,17 +456,17 @@ def test_image_applies_log4j_environment(images, containers):
     name = unique("kctest-log4j")
     env = _single_node_env(free_port())
     env.update(KAFKA_LOG4J_ROOT_LOGLEVEL="WARN",
-               KAFKA_LOG4J_LOGGERS="kafka.server.KafkaRaftServer=DEBUG,org.apache.kafka.kctest=TRACE")
+               KAFKA_LOG4J_LOGGERS="org.apache.kafka.raft=DEBUG,org.apache.kafka.kctest=TRACE")
     containers.run(name, "--label", "io.kafkacompress.cluster=" + name, *_env_args(env), BROKER_IMAGE)
     wait_for_log(name, "Kafka Server started")
     yaml_text = engine("exec", name, "cat", "/opt/kafka/config/log4j2.yaml").stdout
     root = re.search(r"^    Root:\n      level: (\w+)", yaml_text, re.M)
     assert root and root.group(1) == "WARN", yaml_text
     assert re.search(r'- name: "?org\.apache\.kafka\.kctest"?\n\s+level: TRACE', yaml_text), yaml_text
-    assert re.search(r'- name: "?kafka\.server\.KafkaRaftServer"?\n\s+level: DEBUG', yaml_text), yaml_text
-    # the broker read it: KafkaRaftServer's DEBUG lines are there, which the image's default (INFO) hides
+    assert re.search(r'- name: "?org\.apache\.kafka\.raft"?\n\s+level: DEBUG', yaml_text), yaml_text
+    # the broker read it: the Raft client's DEBUG lines are there, which the image's default (INFO) hides
     logs = engine("logs", name).stdout
-    assert re.search(r"\] DEBUG .*\(kafka\.server\.KafkaRaftServer\)", logs), logs[-4000:]
+    assert re.search(r"\] DEBUG .*\(org\.apache\.kafka\.raft\.", logs), logs[-4000:]
     assert "heap.opts" not in engine("exec", name, "cat", "/opt/kafka/config/server.properties").stdout
     assert "log4j" not in engine("exec", name, "cat", "/opt/kafka/config/server.properties").stdout
 
