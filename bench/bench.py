@@ -190,9 +190,9 @@ def main():
              f"load {info['load_at_start']}")
     impls = implementations()
     n_prov = len([i for i in impls if i.status == "ok" and i.provider])
-    # tables 6 and 7 (issue 28) run only with a provider: the built-in codec's side once, each provider's beside it
+    # tables 6 and 7 run only with a provider: the built-in codec's side once, each provider's beside it
     new = (3 + 3 * n_prov if cfg.quick else 8 + 7 * n_prov) if n_prov else 0
-    # issue 29: table 4's validation rows (2 rows of stock, patched and each provider) and table 8 (2 topic fills,
+    # table 4's validation rows (2 rows of stock, patched and each provider) and table 8 (2 topic fills,
     # then 2 levels of stock, patched and each provider); quick: 10.5 minutes with native-gzip (6.5 + 4) in
     # `./build.sh bench --quick --only 4,8` on 2026-11-25 at a load average of 9-12 (docs/benchmarks.md, "Runs so
     # far"); full: scaled by pairs and records, not measured

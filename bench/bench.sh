@@ -20,7 +20,8 @@ while [[ $# -gt 0 ]]; do
         --only|--sla-ms) PASS+=("$1" "$2"); shift 2 ;;
         -h|--help)
             sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
-            echo "Full run: about 141 minutes + 45 per provider on 2 quiet cores (it prints its estimate first); --quick: about 50."
+            echo "Full run: about 141 minutes + 45 per provider on 2 quiet cores; --quick: about 38 + 12 per provider (50 with"
+            echo "native-gzip alone). Both print their estimate first."
             echo "Tables: 1 codec x level, 2 gzip stream, 3 p99 SLA, 4 broker side (recompression, gzip-6 validation, cleaner),"
             echo "5 codec micro-benchmark, 6 one producer shared by 4 threads, 7 whole kafka-producer-perf-test.sh runs"
             echo "(fresh and warm broker), 8 consumer: whole kafka-consumer-perf-test.sh runs (gzip-1 and gzip-6)."
@@ -42,11 +43,12 @@ python3 -c 'import matplotlib' 2>/dev/null || log "no matplotlib (run through ./
 # in-process harness, compiled against the stock jars (it only uses APIs both sides have)
 javac -nowarn -d "$OUT/classes" -cp "$KC_UPSTREAM/libs/*" "$ROOT/bench/java/KcBench.java"
 
-# 5. the providers' codec micro-benchmark, if that work has landed
+# 5. the providers' codec micro-benchmark, if this checkout has it
 CODEC_MD="$OUT/codec.md"
 if [[ -x "$ROOT/bench/codec/run.sh" || -f "$ROOT/bench/codec/run.sh" ]]; then
     log "running bench/codec/run.sh ${QUICK[*]:-}"
-    # --quick stays under 10 minutes: no QAT container build/run for the codec table (set BENCH_QAT_CONTAINER=auto to force)
+    # --quick: the codec table gets 4 minutes (timeout 240 s; the full run 40), so no QAT container build/run for it
+    # (set BENCH_QAT_CONTAINER=auto to force)
     [[ ${#QUICK[@]} -gt 0 ]] && export BENCH_QAT_CONTAINER="${BENCH_QAT_CONTAINER:-no}"
     if timeout "$([[ ${#QUICK[@]} -gt 0 ]] && echo 240 || echo 2400)" \
         bash "$ROOT/bench/codec/run.sh" "${QUICK[@]}" > "$OUT/codec.out" 2> "$OUT/codec.err"; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# zlib, zlib-ng, libdeflate and ISA-L on the gzip corpus (providers/testkit/corpus: the issue-17 reproducers and the
-# issue-29 entries written by divergences.py): zlib-ng must give zlib's verdict on each (the native-gzip provider
+# zlib, zlib-ng, libdeflate and ISA-L on the gzip corpus (providers/testkit/corpus: the two reproducers found with strict
+# decoding and the entries written by divergences.py): zlib-ng must give zlib's verdict on each (the native-gzip provider
 # inflates with it), where libdeflate or ISA-L accept. Needs ./build.sh (zlib-ng under build/), gcc, zlib1g-dev,
 # libdeflate-dev, libisal-dev.
 #   bench/strict-check/verdicts.sh

@@ -1,6 +1,6 @@
 """Table 3, KIP-1121 throughput at a p99 SLA: a fixed-rate producer (KcBench sla, one JVM for all rate steps)
 searches the highest rate whose p99 meets the SLA; plus the p99 of every implementation at one fixed rate, and
-interleaved fixed-rate pairs at the producer settings of issue 16 (gzip-6, 1 MiB batches, linger.ms=100)."""
+interleaved fixed-rate pairs at the fixed-rate producer settings (gzip-6, 1 MiB batches, linger.ms=100)."""
 
 import os
 import time
@@ -11,7 +11,7 @@ from benchlib.runs import compare, fmt_band, fmt_cmp, produce, ratios, run_pairs
 from benchlib.runs import summarize as summarize_samples
 
 FIXED_FRACTION = 0.5    # the fixed-rate step: half of stock gzip's unthrottled rate, the same rate for everyone
-# issue 16: a provider must not cost latency at a rate both implementations sustain; its settings and rate
+# a provider must not cost latency at a rate both implementations sustain; its settings and rate
 PAIRS_PROPS = {"batch.size": "1048576", "linger.ms": "100", "acks": "1", "compression.type": "gzip",
                "compression.gzip.level": "6"}
 PAIRS_RATE = 30_000     # records/s of json-records, or half the slowest implementation's table 1 rate if lower
@@ -186,7 +186,7 @@ def pairs_row(impl):
 def pairs_markdown():
     if not PAIRS:
         return "_fixed-rate pairs not run_\n"
-    L = [f"### Fixed rate at issue 16's producer settings\n",
+    L = [f"### Fixed rate at the fixed-rate producer settings (gzip-6, 1 MiB / 100 ms)\n",
          f"{fmt_int(PAIRS['rate'])} records/s of json-records (paced from the first record: below every "
          f"implementation's table 1 rate, so latency shows the cost of compressing, not a queue), gzip-6, "
          f"`batch.size=1048576`, `linger.ms=100`, `acks=1`; {PAIRS['pairs']} interleaved pairs of fresh producer "

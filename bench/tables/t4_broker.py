@@ -1,6 +1,6 @@
 """Table 4, broker side: recompression (producer sends lz4, topic says gzip-6 or zstd) and validation (the stock
 producer sends gzip-6 to a gzip-6 topic, 1 MiB and 256 KiB batches) in interleaved pairs with broker CPU per MB, and
-the log cleaner compacting a gzip topic (seconds and broker CPU per MB); issue 29's targets on the provider's rows."""
+the log cleaner compacting a gzip topic (seconds and broker CPU per MB); the broker targets on the provider's rows."""
 
 import os
 import re
@@ -23,7 +23,7 @@ CASES = [("recompress lz4->gzip-6", GZIP6_TOPIC, LZ4, True, "broker"),
           "stock"),
          ("validate gzip-6 (256 KiB)", GZIP6_TOPIC, dict(GZIP6, **{"batch.size": "262144", "linger.ms": "20"}), True,
           "stock")]
-# issue 29: broker CPU per MB with a provider vs stock's, at most (test -> ratio)
+# targets: broker CPU per MB with a provider vs stock's, at most (test -> ratio)
 TARGETS = {"validate gzip-6 (1 MiB)": 0.8, "validate gzip-6 (256 KiB)": 0.8, "recompress lz4->gzip-6": 0.5}
 STATE = {"bounds": {}, "rows": []}
 
@@ -148,7 +148,7 @@ def run(cfg, brokers, impls):
 
 
 def targets():
-    """Issue 29: broker CPU per MB with a provider at most 0.8x stock's validating gzip-6 batches (1 MiB and 256 KiB),
+    """Targets: broker CPU per MB with a provider at most 0.8x stock's validating gzip-6 batches (1 MiB and 256 KiB),
     at most 0.5x recompressing lz4 into a gzip-6 topic; [target, result, measured, bound] like report's."""
     from benchlib.report import at_most, target   # report imports the tables
     out = []
@@ -156,7 +156,7 @@ def targets():
         limit = TARGETS.get(r["test"])
         if limit is None or not r["impl"].startswith("patched+"):
             continue
-        name = f"{r['impl']}: broker CPU/MB <= {limit}x stock's, {r['test']} (issue 29)"
+        name = f"{r['impl']}: broker CPU/MB <= {limit}x stock's, {r['test']}"
         if r.get("status") != "ok":
             out.append([name, "not evaluated", r["status"], ""])
             continue
@@ -182,7 +182,7 @@ def markdown(cfg, t4):
          f"calibration gate's broker CPU/MB. *engine bound* (validation rows and the gzip recompression row): the "
          f"lowest broker CPU/MB vs stock a provider can reach, (1 - share) + share / speed, with speed its "
          f"decompression (validation) or level-6 compression (recompression) MB/s over the built-in codec's (table 5, "
-         f"nearest batch size) and share = (1000 / built-in MB/s) / stock's broker CPU/MB in that row. Targets (issue 29), pass/miss in the targets table: a provider broker at most 0.8x stock's CPU/MB "
+         f"nearest batch size) and share = (1000 / built-in MB/s) / stock's broker CPU/MB in that row. Targets, pass/miss in the targets table: a provider broker at most 0.8x stock's CPU/MB "
          f"validating, at most 0.5x recompressing lz4 into gzip-6. Log cleaner: {cfg.clean_records:,} keyed gzip records ({cfg.clean_records // 4:,} distinct "
          f"keys, 1 MiB segments, so all but the last are cleanable) into a delete-policy topic, then switched to "
          f"`cleanup.policy=compact` (`min.cleanable.dirty.ratio=0.01`); records/s and seconds from the cleaner "

@@ -1,4 +1,4 @@
-"""Table 6 (issue 28): one producer shared by 4 application threads, unthrottled, gzip-6 with 256 KiB batches;
+"""Table 6: one producer shared by 4 application threads, unthrottled, gzip-6 with 256 KiB batches;
 each provider against the built-in codec of the same patched distribution, in interleaved pairs. Besides records/s
 and producer CPU per MB, the producer's own record-queue-time-avg and request-latency-avg and the provider's
 counters (batches it compressed, fell back on, bypassed for size or for memory)."""
@@ -77,7 +77,7 @@ def results(impls):
 
 
 def targets():
-    """Issue 28: with 4 threads sharing one producer, records/s >= 1.5x the built-in codec's and
+    """Targets: with 4 threads sharing one producer, records/s >= 1.5x the built-in codec's and
     record-queue-time-avg <= 1.5x; [target, result, measured, bound] like report.evaluate_targets."""
     from benchlib.report import target   # report imports the tables
     out = []
@@ -85,16 +85,16 @@ def targets():
         if r["impl"] == BASE:
             continue
         if r.get("status") != "ok":
-            out.append([f"{r['impl']}: {THREADS} threads, records/s >= 1.5x the built-in codec's (issue 28)",
+            out.append([f"{r['impl']}: {THREADS} threads, records/s >= 1.5x the built-in codec's",
                         "not evaluated", r["status"], ""])
             continue
         out.append(target(f"{r['impl']}: {THREADS} threads sharing one producer, records/s >= 1.5x the built-in "
-                          f"codec's (issue 28)", r.get("cmp_records_s"), lambda c: c["median"] >= 1.5, "records_s"))
+                          f"codec's", r.get("cmp_records_s"), lambda c: c["median"] >= 1.5, "records_s"))
         out.append(target(f"{r['impl']}: {THREADS} threads sharing one producer, record-queue-time-avg <= 1.5x the "
-                          f"built-in codec's (issue 28)", r.get("cmp_record_queue_ms"),
+                          f"built-in codec's", r.get("cmp_record_queue_ms"),
                           lambda c: c["median"] <= 1.5))
     if not STATE["rows"] and STATE.get("skipped"):
-        out.append([f"{THREADS} threads sharing one producer (issue 28)", "not evaluated", STATE["skipped"], ""])
+        out.append([f"{THREADS} threads sharing one producer", "not evaluated", STATE["skipped"], ""])
     return out
 
 
@@ -104,7 +104,7 @@ def _num(v, fmt="{:,.0f}"):
 
 def markdown(cfg, rows):
     from benchlib.report import bench_command   # report imports the tables
-    L = [f"## 6. One producer shared by {THREADS} application threads (issue 28)\n",
+    L = [f"## 6. One producer shared by {THREADS} application threads\n",
          f"`KcBench threads`: one `KafkaProducer` of the distribution's client jars, {THREADS} threads calling "
          f"`send()` unthrottled with a callback (json-records, each thread from its own offset in the file), "
          f"gzip-6, `batch.size=262144 linger.ms=20 acks=1`; the built-in codec (`{BASE}`) against each provider on "
@@ -143,6 +143,6 @@ def markdown(cfg, rows):
                        "record-queue-time-avg ms", f"vs {BASE}", "request-latency-avg ms", f"vs {BASE}",
                        "p99 ms (send to ack)", "provider batches", "fallbacks", "bypassed: size", "bypassed: memory",
                        "window s"], trs) + "\n")
-    L.append("Targets (issue 28): records/s at least 1.5x the built-in codec's, record-queue-time-avg at most 1.5x; "
+    L.append("Targets: records/s at least 1.5x the built-in codec's, record-queue-time-avg at most 1.5x; "
              "pass/miss in the targets table above.\n")
     return "\n".join(L)

@@ -1,4 +1,4 @@
-"""Table 7 (issue 28): whole `kafka-producer-perf-test.sh` runs at a fixed rate, start-up included, as a user measures:
+"""Table 7: whole `kafka-producer-perf-test.sh` runs at a fixed rate, start-up included, as a user measures:
 the distribution's own tool, gzip-6 with 1 MiB batches, each provider on the producer against the built-in codec, in
 interleaved pairs, on a freshly started broker (one per run) and on a warm one. Figures are perf-test's own output:
 its periodic window lines and its final summary (nothing discarded), and the producer JVM's CPU from /proc."""
@@ -11,7 +11,7 @@ from benchlib.brokers import Broker, proc_cpu_seconds, run_stream
 from benchlib.common import JSON, LOGS, first_line, fmt_int, md_table, median, progress, write_csv
 from benchlib.runs import MIN_PAIRS, compare, fmt_cmp, pair_order, produce, ratios
 
-RATE = 25_000           # records/s: issue 28's measurement (json-records, gzip-6, 1 MiB / 100 ms)
+RATE = 25_000           # records/s: the rate of the start-up latency measurement (json-records, gzip-6, 1 MiB / 100 ms)
 PROPS = {"compression.type": "gzip", "compression.gzip.level": "6", "batch.size": "1048576", "linger.ms": "100",
          "acks": "1"}
 BASE = "patched"        # the built-in codec; the broker is always the patched one without a provider
@@ -185,14 +185,14 @@ def results(impls):
 
 
 def targets():
-    """Issue 28: p99 of whole perf-test runs <= 1.2x the built-in codec's, on a fresh broker and on a warm one."""
+    """Target: p99 of whole perf-test runs <= 1.2x the built-in codec's, on a fresh broker and on a warm one."""
     from benchlib.report import target   # report imports the tables
     out = []
     for r in STATE["rows"]:
         if r["impl"] == BASE:
             continue
         name = (f"{r['impl']}: p99 of whole kafka-producer-perf-test.sh runs <= 1.2x the built-in codec's, "
-                f"{r['broker']} broker (issue 28)")
+                f"{r['broker']} broker")
         if r.get("status") != "ok":
             out.append([name, "not evaluated", r["status"], ""])
             continue
@@ -205,7 +205,7 @@ def targets():
                 t[2] += f"; not every run sustained {fmt_int(RATE)} rec/s"
         out.append(t)
     if not STATE["rows"] and STATE.get("skipped"):
-        out.append(["whole kafka-producer-perf-test.sh runs (issue 28)", "not evaluated", STATE["skipped"], ""])
+        out.append(["whole kafka-producer-perf-test.sh runs", "not evaluated", STATE["skipped"], ""])
     return out
 
 
@@ -216,7 +216,7 @@ def _n(v, fmt="{:.0f}"):
 def markdown(cfg, rows):
     from benchlib.report import bench_command   # report imports the tables
     st = STATE["settings"]
-    L = ["## 7. Whole kafka-producer-perf-test.sh runs at a fixed rate, start-up included (issue 28)\n"]
+    L = ["## 7. Whole kafka-producer-perf-test.sh runs at a fixed rate, start-up included\n"]
     if not rows:
         L.append(f"_not run: {STATE.get('skipped', 'table 7 was not selected')}_\n")
         return "\n".join(L)
@@ -259,6 +259,6 @@ def markdown(cfg, rows):
                        "provider batches / fallbacks / bypassed size / memory"], trs) + "\n")
     if any(r.get("cmp_p99_ms") and r["cmp_p99_ms"]["n"] < MIN_PAIRS for r in rows):
         L.append(f"Fewer than {MIN_PAIRS} pairs completed in a row: its ratio is printed, not judged.\n")
-    L.append("Target (issue 28): p99 of whole runs at most 1.2x the built-in codec's, on a fresh broker and on a "
+    L.append("Target: p99 of whole runs at most 1.2x the built-in codec's, on a fresh broker and on a "
              "warm one; pass/miss in the targets table above.\n")
     return "\n".join(L)

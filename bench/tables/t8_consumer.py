@@ -1,4 +1,4 @@
-"""Table 8 (issue 29): the consumer. Whole `kafka-consumer-perf-test.sh` runs, a fresh consumer JVM each (start-up
+"""Table 8: the consumer. Whole `kafka-consumer-perf-test.sh` runs, a fresh consumer JVM each (start-up
 included, as users run it), reading a topic filled once per gzip level, so every run reads the same bytes: stock
 Apache Kafka's consumer, this distribution's without a provider, and with each provider
 (`compression.gzip.provider`), in interleaved pairs. Consumer CPU per MB from /proc, records/s from perf-test's
@@ -27,7 +27,7 @@ KEYS = ("consumer_ms_per_mb", "records_s", "fetch_records_s", "mb", "records", "
 # so the client-side figures of the producer's gate stand in for it)
 FIGURES = [("consumer_ms_per_mb", "consumer CPU/MB", False, ("less CPU", "more CPU"), "producer_ms_per_mb"),
            ("records_s", "records/s", True, ("faster", "slower"), "records_s")]
-TARGET = 0.7            # issue 29: consumer CPU per MB with native-gzip at most 0.7x stock's at gzip-6
+TARGET = 0.7            # target: consumer CPU per MB with native-gzip at most 0.7x stock's at gzip-6
 STATE = {"samples": {}, "rows": [], "settings": {}, "bounds": {}}
 
 
@@ -169,13 +169,13 @@ def results(impls):
 
 
 def targets():
-    """Issue 29: consumer CPU per MB with a provider at most 0.7x stock's at gzip-6; [target, result, measured, bound]."""
+    """Target: consumer CPU per MB with a provider at most 0.7x stock's at gzip-6; [target, result, measured, bound]."""
     from benchlib.report import at_most, target   # report imports the tables
     out = []
     for r in STATE["rows"]:
         if not r["impl"].startswith("patched+") or r["level"] != 6:
             continue
-        name = f"{r['impl']}: consumer CPU/MB <= {TARGET}x stock's at gzip-6, whole consumer runs (issue 29)"
+        name = f"{r['impl']}: consumer CPU/MB <= {TARGET}x stock's at gzip-6, whole consumer runs"
         if r.get("status") != "ok":
             out.append([name, "not evaluated", r["status"], ""])
             continue
@@ -184,7 +184,7 @@ def targets():
         out.append(target(name, r.get("cmp_consumer_ms_per_mb"), ok, "producer_ms_per_mb",
                           t5_codec.fmt_engine_bound(bound), how=how))
     if not STATE["rows"] and STATE.get("skipped"):
-        out.append(["consumer CPU/MB at gzip-6 (issue 29)", "not evaluated", STATE["skipped"], ""])
+        out.append(["consumer CPU/MB at gzip-6", "not evaluated", STATE["skipped"], ""])
     return out
 
 
@@ -195,7 +195,7 @@ def _n(v, fmt="{:,.0f}"):
 def markdown(cfg, rows):
     from benchlib.report import bench_command   # report imports the tables
     st = STATE["settings"]
-    L = ["## 8. Consumer: whole kafka-consumer-perf-test.sh runs (issue 29)\n"]
+    L = ["## 8. Consumer: whole kafka-consumer-perf-test.sh runs\n"]
     if not rows:
         L.append(f"_not run: {STATE.get('skipped', 'table 8 was not selected')}_\n")
         return "\n".join(L)
@@ -240,7 +240,7 @@ def markdown(cfg, rows):
                        "engine bound (CPU/MB vs stock)"], trs) + "\n")
     if any(r.get("cmp_consumer_ms_per_mb") and r["cmp_consumer_ms_per_mb"]["n"] < MIN_PAIRS for r in rows):
         L.append(f"Fewer than {MIN_PAIRS} pairs completed in a row: its ratio is printed, not judged.\n")
-    L.append(f"Target (issue 29): consumer CPU/MB with a provider at most {TARGET}x stock's at gzip-6; pass/miss in "
+    L.append(f"Target: consumer CPU/MB with a provider at most {TARGET}x stock's at gzip-6; pass/miss in "
              f"the targets table above. Where the engine bound is above {TARGET}x, no provider with this decompression "
              f"speed can meet it here; the figure is then read against the bound.\n")
     return "\n".join(L)
