@@ -9,6 +9,9 @@ BUILD="$ROOT/build"
 TREE="$ROOT/kafka"
 PATCHES="$ROOT/patches"
 LOCK="$ROOT/upstream/artifacts.sha256"
+# third-party artifacts our own modules ship beyond upstream's libs/: qat-java (in libs/), protobuf-java and
+# opentelemetry-proto (shaded into our kafka-clients); paths relative to Maven's local repository
+EXTRA_LOCK="$ROOT/upstream/extra-artifacts.sha256"
 UPSTREAM_OUT="$BUILD/upstream"
 
 # The pinned release lives in pom.xml only; everything else reads it from there.
@@ -70,6 +73,7 @@ Subcommands:
   source           only fetch upstream and (re)materialize kafka/ with the series
   lock             re-record upstream/artifacts.sha256 from what Maven fetched
                    (maintainers, after changing the pinned release)
+  lock --python    re-record requirements.txt's hashes (after changing a pin)
   clean            remove build/ (kafka/ is kept; remove it by hand to re-materialize)
   -h, --help       this help
 
@@ -106,7 +110,7 @@ git                       build   cmd:git      kafka/ is a git repository: prist
 unzip                     build   cmd:unzip    unpacks the upstream source artifacts
 gcc                       build   cmd:gcc      compiles native-gzip's JNI glue and zlib-ng (and psutil, for ducktape)
 make                      build   cmd:make     builds zlib-ng, native-gzip's inflater, from its pinned source
-curl                      build   cmd:curl     fetches that source (PyPI's sdist of zlib-ng, SHA-256 checked, kept in build/)
+python3-pip               build   pip          fetches that source (`pip download` of zlib-ng's sdist, SHA-256 checked, kept in build/); python3 writes LICENSE-binary
 libc6-dev                 build   -            C library headers for that
 libisal-dev               build   -            ISA-L headers (native-gzip; pulls in libisal2)
 libdeflate-dev            build   -            libdeflate headers (native-gzip; pulls in libdeflate0)
@@ -141,6 +145,7 @@ probe() {
             v="$("$javac" -version 2>&1 | sed -n 's/^javac \([0-9]*\).*/\1/p')" || return 1
             [[ -n "$v" && "$v" -ge 17 ]] && command -v jar >/dev/null 2>&1 ;;
         venv) python3 -c 'import venv, ensurepip' >/dev/null 2>&1 ;;
+        pip) python3 -m pip --version >/dev/null 2>&1 ;;
         pyheaders)
             local inc
             inc="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)" \
@@ -229,7 +234,7 @@ ensure_venv() {
 venv_install() {
     python3 -m venv "$VENV" || die "python3 -m venv failed"
     local piplog="$BUILD/venv.log"
-    if ! "$VENV/bin/python3" -m pip install --disable-pip-version-check --no-input -q \
+    if ! "$VENV/bin/python3" -m pip install --disable-pip-version-check --no-input -q --require-hashes \
             -r "$ROOT/requirements.txt" >"$piplog" 2>&1; then
         tail -25 "$piplog" | sed 's/^/    pip: /' >&2
         rm -rf "$VENV"
@@ -282,6 +287,79 @@ verify_upstream() {
     grep -qx "version=$KAFKA_VERSION" <<<"$props" \
         || die "kafka-clients-$KAFKA_VERSION.jar reports another version: $props"
     log "upstream artifacts verified: $(wc -l < "$LOCK") files match $LOCK, commit $COMMIT_ID"
+}
+
+# maven_local_repo: Maven's local repository (-Dmaven.repo.local in MAVEN_OPTS or .mvn/maven.config,
+# <localRepository> of the user's settings.xml, else ~/.m2/repository)
+maven_local_repo() {
+    local r
+    r="$(grep -ho -- '-Dmaven.repo.local=[^ ]*' <<<"${MAVEN_OPTS:-}" "$ROOT/.mvn/maven.config" 2>/dev/null | tail -1 | cut -d= -f2-)"
+    [[ -z "$r" && -f "$HOME/.m2/settings.xml" ]] && \
+        r="$(sed -n 's:.*<localRepository>\(.*\)</localRepository>.*:\1:p' "$HOME/.m2/settings.xml" | head -1)"
+    r="${r/#\~/$HOME}"
+    echo "${r:-$HOME/.m2/repository}"
+}
+
+# the artifacts of $EXTRA_LOCK, as Maven resolved them for this build, against their pinned SHA-256
+verify_extra_artifacts() {
+    local repo
+    repo="$(maven_local_repo)"
+    if ! (cd "$repo" 2>/dev/null && sha256sum --quiet --strict -c "$EXTRA_LOCK" >&2); then
+        rm -f "$BUILD/.compiled"
+        die "SHA-256 mismatch (or missing file in $repo) against $EXTRA_LOCK: refusing to ship unverified third-party jars"
+    fi
+    log "third-party artifacts of our modules verified: $(wc -l < "$EXTRA_LOCK") files match $EXTRA_LOCK"
+}
+
+# requirements.txt's hashes (--require-hashes): every pin's files for the Pythons build/venv and the test nodes use
+# (Debian 12: CPython 3.11, Debian 13 and the node image: 3.13; Linux x86_64), fetched with pip download (pip's own
+# index settings) and hashed; the pins themselves are edited by hand.
+LOCK_PYTHONS="3.11 3.13"
+cmd_lock_python() {
+    local tmp py req="$ROOT/requirements.txt"
+    tmp="$(mktemp -d)"
+    sed -e 's/#.*//' -e 's/\\$//' -e '/^[[:space:]]*--hash/d' -e 's/[[:space:]]*$//' "$req" | grep -v '^$' > "$tmp/pins.txt"
+    for py in $LOCK_PYTHONS; do
+        log "pip download of requirements.txt's pins for CPython $py ..."
+        python3 -m pip download -q --disable-pip-version-check --no-deps -d "$tmp/$py" -r "$tmp/pins.txt" \
+            --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+            --platform linux_x86_64 --python-version "$py" --implementation cp \
+            || { rm -rf "$tmp"; die "pip download failed for CPython $py"; }
+    done
+    python3 - "$req" "$tmp" <<'PY' || { rm -rf "$tmp"; die "could not hash requirements.txt"; }
+import hashlib, pathlib, re, sys
+req, tmp = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+canon = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+files = {}
+for f in tmp.glob("*/*"):
+    if f.suffix == ".whl":
+        name, ver = f.name.split("-")[:2]
+    elif f.name.endswith((".tar.gz", ".zip")):
+        name, ver = re.sub(r"\.(tar\.gz|zip)$", "", f.name).rsplit("-", 1)
+    else:
+        continue
+    files.setdefault((canon(name), ver), set()).add(hashlib.sha256(f.read_bytes()).hexdigest())
+out, missing = [], []
+for line in req.read_text().splitlines():
+    if re.match(r"\s*--hash", line):
+        continue
+    m = re.match(r"([A-Za-z0-9_.-]+)==([^\s\\#]+)", line)
+    if not m:
+        out.append(line)
+        continue
+    hashes = sorted(files.get((canon(m.group(1)), m.group(2)), ()))
+    if "#" in line:      # a pin's own comment goes above it (none may follow a line continuation)
+        out.append("# " + line.split("#", 1)[1].strip())
+    if not hashes:
+        missing.append(m.group(0))
+    out.append("%s==%s \\" % (m.group(1), m.group(2)))
+    out += ["    --hash=sha256:%s%s" % (h, " \\" if i < len(hashes) - 1 else "") for i, h in enumerate(hashes)]
+if missing:
+    sys.exit("no files downloaded for: " + ", ".join(missing))
+req.write_text("\n".join(out) + "\n")
+PY
+    rm -rf "$tmp"
+    log "requirements.txt: $(grep -c -- '--hash=' "$req") hashes for $(grep -cE '^[A-Za-z0-9_.-]+==' "$req") pins"
 }
 
 cmd_lock() {
@@ -451,8 +529,8 @@ native_gzip_problem() {
         echo "it is built for Linux x86_64 only, this is $(uname -s) $(uname -m)"
     elif ! command -v gcc >/dev/null 2>&1; then
         echo "no C compiler (apt-get install gcc libc6-dev)"
-    elif ! command -v make >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1; then
-        echo "make or curl is missing, to fetch and build zlib-ng (apt-get install make curl)"
+    elif ! command -v make >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
+        echo "make or pip is missing, to fetch and build zlib-ng (apt-get install make python3-pip)"
     elif ! printf '#include <isa-l/igzip_lib.h>\n#include <libdeflate.h>\n' \
             | gcc -fsyntax-only -x c - >/dev/null 2>&1; then
         echo "the ISA-L or libdeflate headers are missing (apt-get install libisal-dev libdeflate-dev)"
@@ -484,6 +562,7 @@ compile() {
     fi
     timed "compiling the patched modules and the providers with Maven (Java 11 for kafka-clients and the providers, as upstream's clients; 17 for the broker modules and the tools)" \
         mvn_q package -DskipTests -pl "$(reactor_modules)" -am
+    verify_extra_artifacts
     echo "$poms" > "$BUILD/.compiled-poms"
     echo "$state" > "$BUILD/.compiled"
 }
@@ -513,7 +592,7 @@ patched_jar() { # artifact -> path of our jar
 
 assemble() {
     local state
-    state="$(cat "$BUILD/.compiled")-$(find "$ROOT/bin" "$ROOT/config" -type f | sort | xargs cat | sha256sum | cut -c1-16)"
+    state="$(cat "$BUILD/.compiled")-$(find "$ROOT/bin" "$ROOT/config" "$ROOT/licenses" "$EXTRA_LOCK" -type f | sort | xargs cat | sha256sum | cut -c1-16)"
     if [[ -f "$DIST/.assembled" && "$(cat "$DIST/.assembled")" == "$state" ]]; then
         return 0
     fi
@@ -537,10 +616,23 @@ assemble() {
             [[ -e "$tmp/libs/${j##*/}" ]] || cp "$j" "$tmp/libs/"
         done
     done
+    # every jar in libs/ is upstream's (locked), ours, or in $EXTRA_LOCK (checked again here, as shipped)
+    local extra
+    for j in "$tmp"/libs/*.jar; do
+        j="${j##*/}"
+        grep -qx "libs/$j" <(awk '{print $2}' "$LOCK") && continue
+        [[ "$j" == *-"$DIST_VERSION".jar ]] && continue      # built here: patched modules, providers, tools
+        extra="$(awk -v j="$j" '$2 ~ "/" j "$" {print $1}' "$EXTRA_LOCK")"
+        [[ -n "$extra" ]] || die "libs/$j is neither upstream's (upstream/artifacts.sha256), ours, nor in $EXTRA_LOCK"
+        echo "$extra  $tmp/libs/$j" | sha256sum --quiet -c >&2 || die "libs/$j: SHA-256 differs from $EXTRA_LOCK"
+    done
     cp -r "$ROOT"/bin/. "$tmp/bin/"
     cp -r "$ROOT"/config/. "$tmp/config/"
     chmod +x "$tmp"/bin/*.sh
     cp "$TREE/LICENSE" "$TREE/NOTICE" "$tmp/"
+    # LICENSE-binary and licenses/: every bundled component and its licence, from licenses/components.txt
+    python3 "$ROOT/licenses/generate.py" "$tmp" \
+        || die "a jar in libs/ has no licence entry (listed above): add it to licenses/components.txt"
     cat > "$tmp/RELEASE" <<EOF
 Apache Kafka $KAFKA_VERSION (Scala $SCALA_VERSION), upstream commit $COMMIT_ID
 with the patch series of this distribution: version $DIST_VERSION
@@ -601,7 +693,7 @@ EOF
 # tests
 
 # tests/project: tests marked "container" need a container engine, "fresh" is the
-# fresh-machine test (Debian containers built from scratch, ~N min)
+# fresh-machine test (Debian 12 and 13 containers built from scratch; docs/testing.md)
 cmd_test() {
     local mode=default
     case "${1:-}" in
@@ -672,7 +764,7 @@ main() {
         test) cmd_test "$@" ;;
         gate) cmd_gate "$@" ;;
         source) mkdir -p "$BUILD"; fetch_upstream; materialize ;;
-        lock) cmd_lock ;;
+        lock) if [[ "${1:-}" == --python ]]; then cmd_lock_python; else cmd_lock; fi ;;
         clean) rm -rf "$BUILD" ;;
         image|systest|bench)
             local script="$ROOT/docker/images.sh"

@@ -60,18 +60,66 @@ engine_available() { [[ -n "${KC_ENGINE:-}" ]]; }
 
 engine_image_exists() { engine image inspect "$1" >/dev/null 2>&1; }
 
-# the registry name podman needs for a Docker Hub short name
-_kc_qualified() {
-    local n="$1"
-    if [[ "${KC_ENGINE:-}" == podman && "$n" != */*.*/* && "$n" != localhost/* ]]; then
-        [[ "$n" == */* ]] && n="docker.io/$n" || n="docker.io/library/$n"
+KC_OFFLINE_BASE="${KC_OFFLINE_BASE:-localhost/debian:trixie-slim}"
+
+# The Debian archive mmdebstrap builds from: this host's own apt sources, never a host named here, so a mirror or
+# proxy the host's apt uses serves the images too. KC_DEBIAN_MIRROR / KC_DEBIAN_SECURITY override.
+#
+# kc_apt_sources [FILE...]: "URI SUITE" for each deb source of /etc/apt/sources.list and sources.list.d/*.list
+# (one-line style) and sources.list.d/*.sources (deb822), comments and disabled files left out
+kc_apt_sources() {
+    local files=("$@")
+    if [[ ${#files[@]} == 0 ]]; then
+        local f
+        for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+            [[ -f "$f" ]] && files+=("$f")
+        done
+        [[ ${#files[@]} == 0 ]] && return 0
     fi
-    printf '%s' "$n"
+    awk 'BEGIN { enabled = 1 }
+        FNR == 1 { if (deb822) flush(); deb822 = (FILENAME ~ /\.sources$/) }
+        function flush(   n, u, s, i, j, t) {
+            t = " " types " "; gsub(/\t/, " ", t)
+            if (index(t, " deb ") && enabled) {
+                n = split(uris, u, /[ \t]+/); split(suites, s, /[ \t]+/)
+                for (i = 1; i <= n; i++) for (j in s) if (u[i] != "" && s[j] != "") print u[i], s[j]
+            }
+            types = ""; uris = ""; suites = ""; enabled = 1
+        }
+        /^[ \t]*#/ { next }
+        { sub(/#.*/, "") }
+        deb822 && /^[ \t]*$/ { flush(); next }
+        deb822 {
+            k = tolower($1); v = $0; sub(/^[^:]*:[ \t]*/, "", v)
+            if (k == "types:") types = v; else if (k == "uris:") uris = v
+            else if (k == "suites:") suites = v; else if (k == "enabled:") enabled = (tolower(v) != "no")
+            next
+        }
+        !deb822 && $1 == "deb" {
+            i = 2; if ($2 ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
+            print $i, $(i + 1)
+        }
+        END { if (deb822) flush() }
+    ' "${files[@]}" 2>/dev/null
 }
 
-KC_OFFLINE_BASE="${KC_OFFLINE_BASE:-localhost/debian:trixie-slim}"
-KC_DEBIAN_MIRROR="${KC_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-KC_DEBIAN_SECURITY="${KC_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}"
+# kc_debian_mirrors [FILE...]: "MIRROR SECURITY_MIRROR" from those sources: the first source of a Debian suite
+# (a codename or stable/testing/unstable, plain or -updates/-backports) and the first of a -security suite
+kc_debian_mirrors() {
+    kc_apt_sources "$@" | awk '
+        $2 ~ /^(buster|bullseye|bookworm|trixie|forky|duke|sid|oldstable|stable|testing|unstable)(-updates|-backports)?$/ && main == "" { main = $1 }
+        $2 ~ /^(buster|bullseye|bookworm|trixie|forky|duke|oldstable|stable|testing)[-\/]security$/ && sec == "" { sec = $1 }
+        END { if (main != "") print main, (sec != "" ? sec : "-") }
+    '
+}
+
+_kc_debian_mirror_setup() {
+    local m s
+    read -r m s < <(kc_debian_mirrors) || true
+    KC_DEBIAN_MIRROR="${KC_DEBIAN_MIRROR:-${m:-}}"
+    [[ "${s:-}" == - ]] && s=""
+    KC_DEBIAN_SECURITY="${KC_DEBIAN_SECURITY:-${s:-}}"
+}
 
 engine_base_image() {
     local want="${1:-debian:trixie-slim}"
@@ -89,7 +137,9 @@ engine_base_image() {
         printf '%s\n' "$KC_OFFLINE_BASE"; return 0
     fi
     if [[ "${KC_OFFLINE:-}" != 1 ]]; then
-        local q; q="$(_kc_qualified "$want")"
+        # a short name as given: docker resolves it with the daemon's registry mirrors, podman with its
+        # registries.conf (short-name aliases, unqualified-search-registries, [[registry]] mirrors)
+        local q="$want"
         _kc_engine_log "base image: pulling $q"
         if timeout 300 env CONTAINERS_CONF="$KC_CONTAINERS_CONF" "$KC_ENGINE" pull -q "$q" >/dev/null 2>"${TMPDIR:-/tmp}/kc-pull.$$"; then
             rm -f "${TMPDIR:-/tmp}/kc-pull.$$"
@@ -115,8 +165,12 @@ _kc_build_offline_base() {
     local suite="${1:-trixie}" name="${2:-$KC_OFFLINE_BASE}"
     command -v mmdebstrap >/dev/null 2>&1 \
         || { _kc_engine_log "no registry and no mmdebstrap (apt-get install mmdebstrap): cannot make a base image"; return 1; }
+    _kc_debian_mirror_setup
+    [[ -n "$KC_DEBIAN_MIRROR" ]] || { _kc_engine_log "no Debian archive in this host's apt sources (/etc/apt/sources.list, /etc/apt/sources.list.d/): set KC_DEBIAN_MIRROR (and KC_DEBIAN_SECURITY) to your Debian mirror's URL"; return 1; }
+    local sources=("deb $KC_DEBIAN_MIRROR $suite main" "deb $KC_DEBIAN_MIRROR $suite-updates main")
+    [[ -n "$KC_DEBIAN_SECURITY" ]] && sources+=("deb $KC_DEBIAN_SECURITY $suite-security main")
     local tmp; tmp="$(mktemp -d)"
-    _kc_engine_log "base image: building $name offline with mmdebstrap --variant=minbase $suite ($KC_DEBIAN_MIRROR)"
+    _kc_engine_log "base image: building $name offline with mmdebstrap --variant=minbase $suite (${sources[*]}; from this host's apt sources)"
     if ! mmdebstrap --variant=minbase --quiet \
             --dpkgopt='path-exclude=/usr/share/man/*' \
             --dpkgopt='path-exclude=/usr/share/doc/*' \
@@ -124,10 +178,7 @@ _kc_build_offline_base() {
             --dpkgopt='path-exclude=/usr/share/locale/*' \
             --dpkgopt='path-exclude=/usr/share/info/*' \
             --aptopt='Acquire::Languages "none"' \
-            "$suite" "$tmp/base.tar" \
-            "deb $KC_DEBIAN_MIRROR $suite main" \
-            "deb $KC_DEBIAN_MIRROR $suite-updates main" \
-            "deb $KC_DEBIAN_SECURITY $suite-security main" >&2; then
+            "$suite" "$tmp/base.tar" "${sources[@]}" >&2; then
         rm -rf "$tmp"; _kc_engine_log "mmdebstrap failed"; return 1
     fi
     engine import --change 'CMD ["bash"]' "$tmp/base.tar" "$name" >/dev/null || { rm -rf "$tmp"; return 1; }

@@ -39,7 +39,9 @@ is_excluded() {
     case "$1" in
         KAFKA_VERSION|KAFKA_HOME|KAFKA_HEAP_OPTS|KAFKA_LOG4J_OPTS|KAFKA_OPTS|KAFKA_JMX_OPTS|\
         KAFKA_JVM_PERFORMANCE_OPTS|KAFKA_GC_LOG_OPTS|KAFKA_LOG4J_ROOT_LOGLEVEL|KAFKA_LOG4J_LOGGERS|\
-        KAFKA_TOOLS_LOG4J_LOGLEVEL|KAFKA_JMX_HOSTNAME|KAFKA_JMX_PORT|KAFKA_DEBUG|KAFKA_CLUSTER_ID)
+        KAFKA_TOOLS_LOG4J_LOGLEVEL|KAFKA_JMX_HOSTNAME|KAFKA_JMX_PORT|KAFKA_DEBUG|KAFKA_CLUSTER_ID|\
+        KAFKA_SSL_KEYSTORE_FILENAME|KAFKA_SSL_KEY_CREDENTIALS|KAFKA_SSL_KEYSTORE_CREDENTIALS|\
+        KAFKA_SSL_TRUSTSTORE_FILENAME|KAFKA_SSL_TRUSTSTORE_CREDENTIALS)
             return 0 ;;
     esac
     return 1
@@ -56,6 +58,31 @@ env_to_property() {
     name="${name//$'\x02'/_}"
     printf '%s' "$name"
 }
+
+# apache/kafka: with an SSL:// or SASL_SSL:// advertised listener, the key and trust stores and the files holding
+# their passwords are named relative to /etc/kafka/secrets (mount it); the passwords are read from those files
+# into ssl.key.password, ssl.keystore.password (and ssl.truststore.password with ssl.client.auth
+# required/requested), so they never appear in the container's environment.
+SECRETS=/etc/kafka/secrets
+need() { [[ -n "${!1:-}" ]] || { log "ERROR: $1 is not set (needed with an SSL listener in KAFKA_ADVERTISED_LISTENERS)"; exit 1; }; }
+secret_file() { # VAR: the path of $SECRETS/${!VAR}, which must exist
+    need "$1"
+    local f="$SECRETS/${!1}"
+    [[ -f "$f" ]] || { log "ERROR: $1=${!1}: $f does not exist (mount the secrets at $SECRETS)"; exit 1; }
+    printf '%s' "$f"
+}
+if [[ "${KAFKA_ADVERTISED_LISTENERS:-}" == *"SSL://"* ]]; then
+    log "SSL listener: key store and credentials from $SECRETS"
+    KAFKA_SSL_KEYSTORE_LOCATION="$(secret_file KAFKA_SSL_KEYSTORE_FILENAME)"
+    KAFKA_SSL_KEY_PASSWORD="$(cat "$(secret_file KAFKA_SSL_KEY_CREDENTIALS)")"
+    KAFKA_SSL_KEYSTORE_PASSWORD="$(cat "$(secret_file KAFKA_SSL_KEYSTORE_CREDENTIALS)")"
+    export KAFKA_SSL_KEYSTORE_LOCATION KAFKA_SSL_KEY_PASSWORD KAFKA_SSL_KEYSTORE_PASSWORD
+    if [[ "${KAFKA_SSL_CLIENT_AUTH:-}" == *required* || "${KAFKA_SSL_CLIENT_AUTH:-}" == *requested* ]]; then
+        KAFKA_SSL_TRUSTSTORE_LOCATION="$(secret_file KAFKA_SSL_TRUSTSTORE_FILENAME)"
+        KAFKA_SSL_TRUSTSTORE_PASSWORD="$(cat "$(secret_file KAFKA_SSL_TRUSTSTORE_CREDENTIALS)")"
+        export KAFKA_SSL_TRUSTSTORE_LOCATION KAFKA_SSL_TRUSTSTORE_PASSWORD
+    fi
+fi
 
 env_names=()
 while IFS= read -r var; do
@@ -110,6 +137,8 @@ if ! grep -q -E '^[[:space:]]*log\.dirs?[[:space:]]*=' "$tmp"; then
 fi
 cat "$tmp" > "$CONFIG"
 rm -f "$tmp"
+# the passwords are in server.properties now: keep them out of the broker's environment
+unset KAFKA_SSL_KEY_PASSWORD KAFKA_SSL_KEYSTORE_PASSWORD KAFKA_SSL_TRUSTSTORE_PASSWORD
 
 prop_value() { sed -n -E "s/^[[:space:]]*${1//./\\.}[[:space:]]*[=:][[:space:]]*//p" "$CONFIG" | tail -1; }
 
@@ -142,6 +171,45 @@ if [[ ! -f "$meta_dir/meta.properties" ]]; then
     log "formatting $meta_dir (cluster id $cluster_id)"
     KAFKA_HEAP_OPTS="-Xmx128m" kafka-storage.sh "${format_args[@]}" >&2
 fi
+
+# apache/kafka: KAFKA_LOG4J_ROOT_LOGLEVEL sets the root logger's level and KAFKA_LOG4J_LOGGERS
+# ("kafka.controller=WARN,org.apache.kafka.clients=DEBUG") sets loggers' levels, adding those the file lacks, in
+# the broker's config/log4j2.yaml, rendered on every start from the image's own copy.
+LOG4J="$KAFKA_HOME/config/log4j2.yaml"
+[[ -f "$LOG4J.image" ]] || cp "$LOG4J" "$LOG4J.image"
+level_ok() { [[ "${1^^}" =~ ^(OFF|FATAL|ERROR|WARN|INFO|DEBUG|TRACE|ALL)$ ]]; }
+if [[ -n "${KAFKA_LOG4J_ROOT_LOGLEVEL:-}" ]] && ! level_ok "$KAFKA_LOG4J_ROOT_LOGLEVEL"; then
+    log "ERROR: KAFKA_LOG4J_ROOT_LOGLEVEL=$KAFKA_LOG4J_ROOT_LOGLEVEL is not a log4j level (OFF, FATAL, ERROR, WARN, INFO, DEBUG, TRACE, ALL)"
+    exit 1
+fi
+if [[ -n "${KAFKA_LOG4J_LOGGERS:-}" ]]; then
+    IFS=, read -r -a log4j_pairs <<<"$KAFKA_LOG4J_LOGGERS"
+    for pair in "${log4j_pairs[@]}"; do
+        pair="${pair// /}"
+        [[ -z "$pair" ]] && continue
+        if [[ "$pair" != ?*=?* ]] || ! level_ok "${pair#*=}"; then
+            log "ERROR: KAFKA_LOG4J_LOGGERS: '$pair' is not logger=LEVEL (e.g. kafka.controller=WARN,org.apache.kafka=DEBUG)"
+            exit 1
+        fi
+    done
+fi
+awk -v root="${KAFKA_LOG4J_ROOT_LOGLEVEL:-}" -v loggers="${KAFKA_LOG4J_LOGGERS:-}" '
+    BEGIN {
+        n = split(loggers, pairs, ",")
+        for (i = 1; i <= n; i++) {
+            p = pairs[i]; gsub(/[ \t]/, "", p); if (p == "") continue
+            k = substr(p, 1, index(p, "=") - 1); lv[k] = toupper(substr(p, index(p, "=") + 1)); order[++m] = k
+        }
+    }
+    /^    Root:/ { inroot = 1 }
+    inroot && /^      level:/ { if (root != "") $0 = "      level: " toupper(root); inroot = 0 }
+    /^      - name:/ { cur = $0; sub(/^      - name:[ \t]*/, "", cur); gsub(/"/, "", cur) }
+    /^        level:/ && (cur in lv) { $0 = "        level: " lv[cur]; done[cur] = 1 }
+    { print }
+    END { for (i = 1; i <= m; i++) if (!(order[i] in done)) { printf "      - name: \"%s\"\n        level: %s\n", order[i], lv[order[i]]; done[order[i]] = 1 } }
+' "$LOG4J.image" > "$LOG4J"
+[[ -n "${KAFKA_LOG4J_ROOT_LOGLEVEL:-}${KAFKA_LOG4J_LOGGERS:-}" ]] && \
+    log "log4j: root level ${KAFKA_LOG4J_ROOT_LOGLEVEL:-unchanged}${KAFKA_LOG4J_LOGGERS:+, loggers $KAFKA_LOG4J_LOGGERS}"
 
 log "starting Kafka $(sed -n 1p "$KAFKA_HOME/RELEASE" 2>/dev/null || true) as $(id -un) (uid $(id -u))"
 exec kafka-server-start.sh "$CONFIG" "$@"

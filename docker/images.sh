@@ -80,13 +80,33 @@ node_wheels() {
         for k in "${keep[@]}"; do [[ "$(basename "$f")" == "$k"* ]] && ok=1; done
         [[ $ok == 1 ]] || rm -f "$f"
     done
-    [[ ${#missing[@]} == 0 ]] && return 0
+    [[ ${#missing[@]} == 0 ]] && { node_wheels_check "$dir"; return 0; }
     arch="$(uname -m)"
-    log "downloading wheels for the test nodes (CPython $NODE_PYTHON, $arch): ${missing[*]}"
+    # the pins with their SHA-256 hashes from requirements.txt (./build.sh lock --python): pip checks each wheel
+    local req="$KC_ROOT/build/node-wheels.requirements.txt" m
+    : > "$req"
+    for m in "${missing[@]}"; do
+        p="$(awk -v pin="$m" 'index($0, pin " ") == 1 || $0 == pin { on = 1 }
+                            on { print; if ($0 !~ /\\$/) exit }' "$KC_ROOT/requirements.txt")"
+        grep -q -- "--hash=sha256:" <<<"$p" || die "requirements.txt has no --hash for $m (./build.sh lock --python)"
+        echo "$p" >> "$req"
+    done
+    log "downloading wheels for the test nodes (CPython $NODE_PYTHON, $arch), hash-checked: ${missing[*]}"
     "${KC_PYTHON:-python3}" -m pip download -q --disable-pip-version-check --only-binary=:all: --no-deps -d "$dir" \
         --platform "manylinux_2_28_$arch" --platform "manylinux_2_17_$arch" --platform "manylinux2014_$arch" \
-        --python-version "$NODE_PYTHON" --implementation cp "${missing[@]}" \
-        || die "pip download ${missing[*]} failed (PyPI reachable? PIP_CERT for a TLS proxy)"
+        --python-version "$NODE_PYTHON" --implementation cp --require-hashes -r "$req" \
+        || die "pip download ${missing[*]} failed (index reachable? pip's index-url, proxy, PIP_CERT for a TLS proxy; a hash mismatch?)"
+    node_wheels_check "$dir"
+}
+
+# every wheel the node image installs has a SHA-256 that requirements.txt lists (kept ones from earlier runs too)
+node_wheels_check() {
+    local f
+    for f in "$1"/*.whl; do
+        [[ -e "$f" ]] || continue
+        grep -q -- "--hash=sha256:$(sha256sum "$f" | cut -c1-64)" "$KC_ROOT/requirements.txt" \
+            || { rm -f "$f"; die "$(basename "$f"): its SHA-256 is not in requirements.txt (removed; run again)"; }
+    done
 }
 
 cmd_build() {
@@ -106,7 +126,13 @@ cmd_build() {
 
     local broker_hash
     broker_hash="$( { echo "$base_id $series"; content_hash "$rel_dist" Dockerfile .dockerignore docker/entrypoint.sh docker/healthcheck.sh; } | sha256sum | cut -c1-16)"
+    # what the image was built on, recorded in it: the base's name, its image ID, and its registry digest when it
+    # was pulled (an offline mmdebstrap base has none; its ID and the apt sources it came from identify it)
+    local base_digest
+    base_digest="$(engine image inspect --format '{{join .RepoDigests " "}}' "$base" 2>/dev/null || true)"
     build_image "$BROKER_IMAGE" "$broker_hash" Dockerfile \
+        --label "io.kafkacompress.base.image=$base" --label "io.kafkacompress.base.id=$base_id" \
+        --label "io.kafkacompress.base.digest=${base_digest:-none (built offline)}" \
         --build-arg "BASE_IMAGE=$base" \
         --build-arg "DIST_DIR=$rel_dist" \
         --build-arg "KAFKA_DIST_VERSION=$KC_DIST_VERSION" \

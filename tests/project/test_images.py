@@ -33,8 +33,10 @@ DIST_VERSION = _pom("revision") + _pom("changelist")
 COMMIT_ID = _pom("kafka.commitId")
 DIST = ROOT / "build" / "dist" / ("kafka_%s-%s" % (_pom("kafka.scala.version"), DIST_VERSION))
 STOCK_CP = str(ROOT / "build" / "upstream" / "libs" / "*")
-BROKER_IMAGE = "localhost/kafka-compress:" + DIST_VERSION
-NODE_IMAGE = "localhost/kafka-compress-node:" + DIST_VERSION
+# docker/images.sh's names; KC_BROKER_IMAGE/KC_NODE_IMAGE (as images.sh takes them) keep the images of two
+# checkouts tested on one engine apart
+BROKER_IMAGE = os.environ.get("KC_BROKER_IMAGE", "localhost/kafka-compress:" + DIST_VERSION)
+NODE_IMAGE = os.environ.get("KC_NODE_IMAGE", "localhost/kafka-compress-node:" + DIST_VERSION)
 QAT_CLASS = "io.kafkacompress.qat.QatGzipCompressionService"
 NATIVE_CLASS = "io.kafkacompress.nativegzip.NativeGzipCompressionService"
 # 361 MB before libs/ held all of upstream's (issue 30); Streams' rocksdbjni alone adds
@@ -237,28 +239,15 @@ def test_images_built_labelled_and_lean(images):
 def test_broker_from_env_serves_codecs_as_non_root(images, containers, tmp_path):
     port = free_port()
     name = unique("kctest-broker")
-    env = {
-        "CLUSTER_ID": "q1Sh-9_ISia_zwGINzRvyQ",
-        "KAFKA_NODE_ID": "1",
-        "KAFKA_PROCESS_ROLES": "broker,controller",
-        "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@localhost:9093",
-        "KAFKA_LISTENERS": "PLAINTEXT://:9092,CONTROLLER://:9093,HOST://:19092",
-        "KAFKA_ADVERTISED_LISTENERS": "PLAINTEXT://localhost:9092,HOST://127.0.0.1:%d" % port,
-        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,HOST:PLAINTEXT",
-        "KAFKA_INTER_BROKER_LISTENER_NAME": "PLAINTEXT",
-        "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
-        "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
-        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
-        "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
-        "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR": "1",
-        "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR": "1",
+    env = _single_node_env(port)
+    env.update({
         "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
         "KAFKA_LOG_SEGMENT_BYTES": "104857600",
         # apache/kafka's name mapping: "___" -> "-", "__" -> "_", "_" -> "."
         # (an unknown property: the broker only warns about it)
         "KAFKA_KC___TEST__NAME_X": "mapped",
         "KAFKA_HEAP_OPTS": "-Xmx384m -Xms128m",
-    }
+    })
     # Only once the distribution has both the provider jar and the KIP-1121 framework
     # (before that the broker ignores compression.gzip.provider): then the broker
     # starts with the QAT provider, which has no device here and must say software.
@@ -434,3 +423,153 @@ def test_compose_file_describes_three_node_cluster():
         assert env["CLUSTER_ID"]
         voters.add(env["KAFKA_CONTROLLER_QUORUM_VOTERS"])
     assert voters == {"1@kafka-1:9093,2@kafka-2:9093,3@kafka-3:9093"}
+
+
+def _single_node_env(port, listener="PLAINTEXT"):
+    """A one-node KRaft broker+controller whose HOST listener (protocol LISTENER) is published on 127.0.0.1:PORT."""
+    return {
+        "CLUSTER_ID": "q1Sh-9_ISia_zwGINzRvyQ",
+        "KAFKA_NODE_ID": "1",
+        "KAFKA_PROCESS_ROLES": "broker,controller",
+        "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@localhost:9093",
+        "KAFKA_LISTENERS": "PLAINTEXT://:9092,CONTROLLER://:9093,HOST://:19092",
+        "KAFKA_ADVERTISED_LISTENERS": "PLAINTEXT://localhost:9092,HOST://127.0.0.1:%d" % port,
+        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,HOST:%s" % listener,
+        "KAFKA_INTER_BROKER_LISTENER_NAME": "PLAINTEXT",
+        "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+        "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
+        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
+        "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
+        "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR": "1",
+        "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR": "1",
+        "KAFKA_HEAP_OPTS": "-Xmx320m -Xms96m",
+    }
+
+
+def _env_args(env):
+    return [a for k, v in env.items() for a in ("-e", "%s=%s" % (k, v))]
+
+
+def test_image_applies_log4j_environment(images, containers):
+    """KAFKA_LOG4J_ROOT_LOGLEVEL and KAFKA_LOG4J_LOGGERS set levels in the broker's log4j2.yaml (apache/kafka's
+    image does the same); a level log4j does not know stops the container with the reason."""
+    name = unique("kctest-log4j")
+    env = _single_node_env(free_port())
+    env.update(KAFKA_LOG4J_ROOT_LOGLEVEL="WARN",
+               KAFKA_LOG4J_LOGGERS="org.apache.kafka.raft=DEBUG,org.apache.kafka.kctest=TRACE")
+    containers.run(name, "--label", "io.kafkacompress.cluster=" + name, *_env_args(env), BROKER_IMAGE)
+    wait_for_log(name, "Kafka Server started")
+    yaml_text = engine("exec", name, "cat", "/opt/kafka/config/log4j2.yaml").stdout
+    root = re.search(r"^    Root:\n      level: (\w+)", yaml_text, re.M)
+    assert root and root.group(1) == "WARN", yaml_text
+    assert re.search(r'- name: "?org\.apache\.kafka\.kctest"?\n\s+level: TRACE', yaml_text), yaml_text
+    assert re.search(r'- name: "?org\.apache\.kafka\.raft"?\n\s+level: DEBUG', yaml_text), yaml_text
+    # the broker read it: the Raft client's DEBUG lines are there, which the image's default (INFO) hides
+    logs = engine("logs", name).stdout
+    assert re.search(r"\] DEBUG .*\(org\.apache\.kafka\.raft\.", logs), logs[-4000:]
+    assert "heap.opts" not in engine("exec", name, "cat", "/opt/kafka/config/server.properties").stdout
+    assert "log4j" not in engine("exec", name, "cat", "/opt/kafka/config/server.properties").stdout
+
+    bad = unique("kctest-log4jbad")
+    containers.run(bad, "--label", "io.kafkacompress.cluster=" + bad, "-e", "KAFKA_LOG4J_ROOT_LOGLEVEL=LOUD",
+                   BROKER_IMAGE)
+    rc = engine("wait", bad, timeout=120).stdout.strip()
+    assert rc == "1", rc
+    assert "KAFKA_LOG4J_ROOT_LOGLEVEL=LOUD is not a log4j level" in engine("logs", bad).stderr + engine("logs", bad).stdout
+
+
+def _keystores(d):
+    """A self-signed broker key store and a trust store holding its certificate (PKCS12, with the JDK's keytool)."""
+    kt = ["keytool", "-noprompt"]
+    sh(kt + ["-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2",
+             "-dname", "CN=localhost", "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-storetype", "PKCS12",
+             "-keystore", str(d / "broker.keystore.p12"), "-storepass", "ks-secret-1", "-keypass", "ks-secret-1"])
+    sh(kt + ["-exportcert", "-alias", "broker", "-keystore", str(d / "broker.keystore.p12"),
+             "-storepass", "ks-secret-1", "-file", str(d / "broker.crt")])
+    sh(kt + ["-importcert", "-alias", "broker", "-file", str(d / "broker.crt"), "-storetype", "PKCS12",
+             "-keystore", str(d / "truststore.p12"), "-storepass", "ts-secret-2"])
+    (d / "keystore_creds").write_text("ks-secret-1")
+    (d / "key_creds").write_text("ks-secret-1")
+    (d / "truststore_creds").write_text("ts-secret-2")
+    for f in d.iterdir():
+        f.chmod(0o644)
+    d.chmod(0o755)
+
+
+def test_image_ssl_from_etc_kafka_secrets(images, containers, tmp_path):
+    """As apache/kafka's image: with an SSL listener advertised, the key store, trust store and the files holding
+    their passwords are named relative to /etc/kafka/secrets; a stock client then talks TLS to the broker."""
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    _keystores(secrets)
+    port = free_port()
+    name = unique("kctest-ssl")
+    env = _single_node_env(port, listener="SSL")
+    env["KAFKA_ADVERTISED_LISTENERS"] = "PLAINTEXT://localhost:9092,SSL://127.0.0.1:%d" % port
+    env["KAFKA_LISTENERS"] = "PLAINTEXT://:9092,CONTROLLER://:9093,SSL://:19092"
+    env["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"] = "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL"
+    env.update(KAFKA_SSL_KEYSTORE_FILENAME="broker.keystore.p12", KAFKA_SSL_KEYSTORE_CREDENTIALS="keystore_creds",
+               KAFKA_SSL_KEY_CREDENTIALS="key_creds", KAFKA_SSL_TRUSTSTORE_FILENAME="truststore.p12",
+               KAFKA_SSL_TRUSTSTORE_CREDENTIALS="truststore_creds", KAFKA_SSL_CLIENT_AUTH="requested",
+               KAFKA_SSL_KEYSTORE_TYPE="PKCS12", KAFKA_SSL_TRUSTSTORE_TYPE="PKCS12")
+    containers.run(name, "-p", "127.0.0.1:%d:19092" % port, "-v", "%s:/etc/kafka/secrets:ro" % secrets,
+                   "--label", "io.kafkacompress.cluster=" + name, *_env_args(env), BROKER_IMAGE)
+    wait_for_log(name, "Kafka Server started")
+    config = engine("exec", name, "cat", "/opt/kafka/config/server.properties").stdout
+    assert "ssl.keystore.location=/etc/kafka/secrets/broker.keystore.p12" in config, config
+    assert "ssl.keystore.password=ks-secret-1" in config and "ssl.key.password=ks-secret-1" in config, config
+    assert "ssl.truststore.location=/etc/kafka/secrets/truststore.p12" in config, config
+    assert "ssl.truststore.password=ts-secret-2" in config, config
+    assert "filename" not in config and "credentials" not in config, config
+    # the passwords never enter the broker's environment
+    environ = engine("exec", name, "bash", "-c", "tr '\\0' '\\n' < /proc/1/environ").stdout
+    assert "ks-secret-1" not in environ and "ts-secret-2" not in environ, environ
+
+    client = tmp_path / "client.properties"
+    client.write_text("security.protocol=SSL\nssl.truststore.location=%s\nssl.truststore.password=ts-secret-2\n"
+                      "ssl.truststore.type=PKCS12\n" % (secrets / "truststore.p12"))
+    bootstrap = "127.0.0.1:%d" % port
+    stock("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap, "--command-config", str(client),
+          "--create", "--topic", "tls-topic", "--partitions", "1", "--replication-factor", "1")
+    listed = stock("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
+                   "--command-config", str(client), "--list").stdout.split()
+    assert "tls-topic" in listed, listed
+    # the same port without TLS gets no answer
+    plain = tmp_path / "plain.properties"
+    plain.write_text("security.protocol=PLAINTEXT\nrequest.timeout.ms=5000\ndefault.api.timeout.ms=8000\n")
+    p = stock("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap, "--command-config", str(plain),
+              "--list", check=False, timeout=120)
+    assert p.returncode != 0 or "tls-topic" not in p.stdout.split(), p.stdout
+
+    bad = unique("kctest-sslbad")
+    env2 = dict(env)
+    del env2["KAFKA_SSL_KEY_CREDENTIALS"]
+    containers.run(bad, "-v", "%s:/etc/kafka/secrets:ro" % secrets, "--label", "io.kafkacompress.cluster=" + bad,
+                   *_env_args(env2), BROKER_IMAGE)
+    assert engine("wait", bad, timeout=120).stdout.strip() == "1"
+    out = engine("logs", bad).stdout + engine("logs", bad).stderr
+    assert "KAFKA_SSL_KEY_CREDENTIALS is not set" in out, out
+
+
+def test_image_carries_licences(images):
+    """The image's /opt/kafka holds the distribution's LICENSE-binary and licenses/, and each Debian package that
+    LICENSE-binary names for the image keeps its copyright file."""
+    text = (DIST / "LICENSE-binary").read_text()
+    debs = re.findall(r"^(\S+)  -- .*$", text.split("also installs these Debian packages")[1], re.M)
+    assert "libisal2" in debs and "openjdk-25-jre-headless" in debs, debs
+    p = engine("run", "--rm", "-i", "--no-healthcheck", "--entrypoint", "bash", BROKER_IMAGE, "-c",
+               "cmp /opt/kafka/LICENSE-binary - && ls /opt/kafka/licenses && for d in %s; do "
+               "dpkg-query -W -f '${Package} ${Version}\\n' $d && test -s /usr/share/doc/$d/copyright "
+               "&& echo copyright:$d; done" % " ".join(debs), input=text, check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert set(p.stdout.split()) >= {p_.name for p_ in (DIST / "licenses").iterdir()}, p.stdout
+    for d in debs:
+        assert "copyright:" + d in p.stdout, p.stdout
+
+
+def test_image_records_its_base(images):
+    """The broker image carries the image ID (and registry digest, when pulled) of the base it was built on."""
+    labels = json.loads(engine("image", "inspect", "--format", "{{json .Config.Labels}}", BROKER_IMAGE).stdout)
+    base = labels["io.kafkacompress.base.image"]
+    assert labels["io.kafkacompress.base.id"] == engine("image", "inspect", "--format", "{{.Id}}", base).stdout.strip()
+    assert labels["io.kafkacompress.base.digest"], labels

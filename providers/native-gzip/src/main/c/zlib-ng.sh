@@ -4,15 +4,17 @@
 #
 #   zlib-ng.sh OUT_DIR
 #
-# zlib-ng is packaged in neither Debian 12 nor 13. Its exact source comes from PyPI: the sdist of python-zlib-ng
-# 0.5.1 carries zlib-ng 2.1.5 at zlib_ng-0.5.1/src/zlib_ng/zlib-ng/. The tarball is fetched once (curl), checked
-# against its pinned SHA-256 (PyPI's own), and kept in OUT_DIR; the library is rebuilt only when this script or
-# the tarball changes. Needs curl, gcc and make (build.sh's system package list), no cmake.
+# zlib-ng is packaged in neither Debian 12 nor 13. Its exact source is the Python package index's sdist of
+# python-zlib-ng 0.5.1, which carries zlib-ng 2.1.5 at zlib_ng-0.5.1/src/zlib_ng/zlib-ng/. It is fetched once with
+# `pip download` (sdist only, no dependencies, --require-hashes on the pinned SHA-256, the index's own), so pip's
+# own configuration decides where from: index-url/PIP_INDEX_URL for a mirror, proxy, cert/PIP_CERT. No host is
+# named here. The tarball is checked again with sha256sum and kept in OUT_DIR; the library is rebuilt only when
+# this script or the tarball changes. Needs python3 -m pip, gcc and make (build.sh's system package list), no cmake.
 # Leaves OUT_DIR/libz-ng.a and its headers in OUT_DIR/include.
 set -eu
 OUT="$1"
+PIN=zlib-ng==0.5.1
 SDIST=zlib_ng-0.5.1.tar.gz
-URL=https://files.pythonhosted.org/packages/c4/a7/0b7673be5945071e99364a3ac1987b02fc1d416617e97f3e8816d275174e/$SDIST
 SHA256=32a46649e8efc21ddd74776a55366a8d8be4e3a95b93dc1f0ffe3880718990d9
 SRC=zlib_ng-0.5.1/src/zlib_ng/zlib-ng
 VERSION=2.1.5
@@ -23,14 +25,23 @@ if [ -f "$OUT/libz-ng.a" ] && [ "$(cat "$OUT/.stamp" 2>/dev/null)" = "$stamp" ];
     exit 0
 fi
 if ! echo "$SHA256  $OUT/$SDIST" | sha256sum -c --status 2>/dev/null; then
-    echo "[zlib-ng] fetching $URL"
-    rm -f "$OUT/$SDIST.part"
-    curl -fsSL --retry 3 -o "$OUT/$SDIST.part" "$URL" \
-        || { echo "[zlib-ng] could not fetch $URL (the native-gzip provider needs it; a proxy? see docs/building.md)" >&2; exit 1; }
-    if ! echo "$SHA256  $OUT/$SDIST.part" | sha256sum -c --status; then
-        echo "[zlib-ng] $URL: SHA-256 $(sha256sum "$OUT/$SDIST.part" | cut -c1-64), expected $SHA256" >&2
+    echo "[zlib-ng] fetching $SDIST with pip download $PIN (pip's index and proxy settings)"
+    rm -rf "$OUT/dl"
+    mkdir -p "$OUT/dl"
+    echo "$PIN --hash=sha256:$SHA256" > "$OUT/dl/requirements.txt"
+    # pip prepares the sdist's metadata (its setup.py needs setuptools and versioningit, which pip puts in an
+    # isolated build environment from the same index: tools that read the sdist, never part of what ships)
+    ${PYTHON:-python3} -m pip download --disable-pip-version-check --no-input -q --no-deps --no-binary :all: \
+            --require-hashes -r "$OUT/dl/requirements.txt" -d "$OUT/dl" >"$OUT/pip.log" 2>&1 \
+        || { tail -5 "$OUT/pip.log" >&2
+             echo "[zlib-ng] pip download $PIN failed (full output: $OUT/pip.log); the native-gzip provider needs it: index-url, proxy or PIP_CERT? see docs/building.md" >&2
+             exit 1; }
+    if ! echo "$SHA256  $OUT/dl/$SDIST" | sha256sum -c --status; then
+        echo "[zlib-ng] $SDIST: SHA-256 $(sha256sum "$OUT/dl/$SDIST" 2>/dev/null | cut -c1-64), expected $SHA256" >&2
         exit 1
     fi
+    mv "$OUT/dl/$SDIST" "$OUT/$SDIST.part"
+    rm -rf "$OUT/dl"
     mv "$OUT/$SDIST.part" "$OUT/$SDIST"
 fi
 rm -rf "$OUT/src" "$OUT/include" "$OUT/libz-ng.a"
