@@ -19,21 +19,12 @@ import time
 
 import pytest
 
-from conftest import DIST, ROOT, require_dist, run, tool
+from conftest import run, tool
+from test_provider_bomb import PROVIDER, client  # noqa: F401 (client is a fixture)
 
-PROVIDER = "io.kafkacompress.nativegzip.NativeGzipCompressionService"
 INVALID_RECORD = "87"
 MB = 1000 * 1000
 BOUND = 1 * MB
-
-
-@pytest.fixture(scope="module")
-def client(tmp_path_factory):
-    require_dist()
-    out = tmp_path_factory.mktemp("bomb-client")
-    run(["javac", "--release", "17", "-proc:none", "-d", str(out), "-cp", str(DIST / "libs" / "*"),
-         str(ROOT / "tests" / "project" / "bomb" / "BombClient.java")])
-    return "%s:%s" % (out, DIST / "libs" / "*")
 
 
 def produce(client, broker, topic, codec, records, size):
