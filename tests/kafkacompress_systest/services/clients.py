@@ -91,8 +91,13 @@ class ProducerService(SharedNode, Service):
         return "%s/%s-%d.stop" % (self.DIR, self.name, self.runs)
 
     def finish(self, timeout_sec=300):
-        """Stops an until_file producer: it sends no more, flushes, writes its summary; returns the summary."""
-        self.nodes[0].account.ssh("mkdir -p %s && touch %s" % (self.DIR, self.stop_path))
+        """Stops an until_file producer: it sends no more, flushes, writes its summary; returns the summary.
+        Not before its first acknowledged record (a client that starts slowly would otherwise send nothing)."""
+        node = self.nodes[0]
+        wait_until(lambda: node.account.ssh_output("test -s %s && echo y || true" % self.acked_path,
+                                                   allow_fail=True).strip() == b"y" or not self.pids(node),
+                   timeout_sec=timeout_sec, backoff_sec=1, err_msg="producer %s acknowledged nothing" % self.name)
+        node.account.ssh("mkdir -p %s && touch %s" % (self.DIR, self.stop_path))
         return self.wait_done(timeout_sec)
 
     def start_node(self, node):
