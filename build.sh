@@ -721,6 +721,7 @@ cmd_test() {
     case $mode in
         quick) marks=(-m "not container and not fresh") ;;
         default) marks=(-m "not fresh") ;;
+        full) export KC_SYSTEST_FULL=1 ;;   # the system tests' long cases too (docs/testing.md)
     esac
     t0=$SECONDS
     log "project tests: pytest tests/project ${marks[*]}"

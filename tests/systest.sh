@@ -3,7 +3,7 @@
 # containers of the test-node image, on a network of their own.
 #
 #   TEST: a test file or class/method in ducktape syntax, or a short name (codec_matrix,
-#         recompression, log_cleaning, providers, misconfiguration, faults, cold_recompression).
+#         recompression, log_cleaning, providers, misconfiguration, faults, cold_recompression, upgrade).
 #         Default: all.
 #
 # Steps: build the images if missing or stale (docker/images.sh, incremental), compile the test client, start
@@ -13,7 +13,8 @@
 #
 # Environment: KC_SYSTEST_IMAGE (node image), KC_SYSTEST_NODES, KC_SYSTEST_MOUNT_DIST=1 (mount
 # build/dist over the image's /opt/kafka: test the fresh build with an older image),
-# KC_SYSTEST_KEEP=1 (keep containers for debugging), KC_SYSTEST_TIMEOUT (whole run, s, 1500).
+# KC_SYSTEST_KEEP=1 (keep containers for debugging), KC_SYSTEST_TIMEOUT (whole run, s, 2100),
+# KC_SYSTEST_FULL=1 (also the long cases, e.g. upgrade's full roll; ./build.sh test --full sets it).
 set -euo pipefail
 KC_ROOT="${KC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 pom_prop() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$KC_ROOT/pom.xml" | head -1; }
@@ -23,7 +24,7 @@ KC_DIST="${KC_DIST:-$KC_BUILD/dist/kafka_$(pom_prop kafka.scala.version)-$KC_DIS
 KC_UPSTREAM="${KC_UPSTREAM:-$KC_BUILD/upstream}"
 IMAGE="${KC_SYSTEST_IMAGE:-localhost/kafka-compress-node:$KC_DIST_VERSION}"
 NODES="${KC_SYSTEST_NODES:-5}"
-TIMEOUT="${KC_SYSTEST_TIMEOUT:-1500}"
+TIMEOUT="${KC_SYSTEST_TIMEOUT:-2100}"
 PKG="$KC_ROOT/tests/kafkacompress_systest"
 log() { printf '[systest] %s\n' "$*" >&2; }
 die() { printf '[systest] ERROR: %s\n' "$*" >&2; exit 2; }
@@ -134,7 +135,7 @@ phase "start $NODES nodes"
 declare -A SHORT=([codec_matrix]=codec_matrix_test.py [recompression]=recompression_test.py
     [log_cleaning]=log_cleaning_test.py [providers]=providers_test.py
     [misconfiguration]=misconfiguration_test.py [faults]=faults_test.py
-    [cold_recompression]=cold_recompression_test.py)
+    [cold_recompression]=cold_recompression_test.py [upgrade]=upgrade_test.py)
 targets=()
 for t in "$@"; do
     if [[ -n "${SHORT[$t]:-}" ]]; then targets+=("$PKG/tests/${SHORT[$t]}")

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TIMEOUT = int(os.environ.get("KC_SYSTEST_PYTEST_TIMEOUT", "1800"))
+TIMEOUT = int(os.environ.get("KC_SYSTEST_PYTEST_TIMEOUT", "2400"))
 
 
 def engine_problem():

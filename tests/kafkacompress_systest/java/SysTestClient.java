@@ -50,7 +50,8 @@ import java.util.zip.CRC32;
  *
  * produce: sends records (values = lines of a payload file, cycled; key = id-seq or, with --keys K,
  * "k" + seq % K), acks=all, and writes one line per acknowledged record: key, partition, offset,
- * crc32 of the value ("-" for a tombstone), value length. Prints a JSON summary.
+ * crc32 of the value ("-" for a tombstone), value length. Prints a JSON summary. With --until-file F it
+ * stops sending (and flushes) as soon as F exists, --max records at most.
  *
  * consume: reads every partition of a topic from the beginning and checks the acknowledged records
  * of the given ack files: every one read back exactly once with the same content (default), or,
@@ -109,6 +110,7 @@ public class SysTestClient {
         int tombstoneEvery = Integer.parseInt(o.getOrDefault("tombstone-every", "0"));
         String id = o.getOrDefault("id", "p");
         String topic = o.get("topic");
+        String untilFile = o.get("until-file");
 
         Properties props = new Properties();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, o.get("bootstrap"));
@@ -124,9 +126,13 @@ public class SysTestClient {
         String lastError = null;
         final String[] err = new String[1];
         long start = System.nanoTime();
+        long sent = 0;
         try (PrintWriter out = new PrintWriter(Files.newBufferedWriter(Paths.get(o.get("acked"))));
              KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
-            for (long seq = 0; seq < max; seq++) {
+            for (long seq = 0; seq < max; seq++, sent++) {
+                if (untilFile != null && seq % 50 == 0 && Files.exists(Paths.get(untilFile))) {
+                    break;
+                }
                 if (throughput > 0) {
                     long due = start + (long) (seq * 1e9 / throughput);
                     long now = System.nanoTime();
@@ -157,7 +163,7 @@ public class SysTestClient {
             lastError = err[0];
             String providerMetrics = metricsMatching(producer.metrics(), "compression");
             double secs = (System.nanoTime() - start) / 1e9;
-            System.out.println("{\"sent\":" + max + ",\"acked\":" + acked.get() + ",\"failed\":" + failed.get()
+            System.out.println("{\"sent\":" + sent + ",\"acked\":" + acked.get() + ",\"failed\":" + failed.get()
                 + ",\"bytes\":" + bytes.get() + ",\"seconds\":" + secs
                 + ",\"records_per_sec\":" + (acked.get() / secs)
                 + ",\"mb_per_sec\":" + (bytes.get() / secs / 1e6)

@@ -5,12 +5,14 @@ arguments, the same ack-file format and the same JSON summary, so that the syste
 project tests run either client wherever they run the Java one.
 
     systest_client.py produce --client confluent-kafka|kafka-python --bootstrap B --topic T --input FILE
-        [--max N] [--id ID] [--acked FILE] [--keys K] [--tombstone-every M] [--config k=v ...]
+        [--max N] [--throughput R] [--until-file F] [--id ID] [--acked FILE] [--keys K] [--tombstone-every M]
+        [--config k=v ...]
     systest_client.py consume --client confluent-kafka|kafka-python --bootstrap B --topic T --acked F1,F2
         [--compacted true] [--timeout-ms MS] [--idle-ms MS] [--config k=v ...]
 
 produce: values are the lines of FILE, cycled; the key is ID-seq or, with --keys K, "k" + seq % K; every
-M-th record a tombstone. acks=all. One line per acknowledged record: key, partition, offset, crc32 of the
+M-th record a tombstone. acks=all. --throughput: records/s at most (-1: unthrottled); --until-file: stop
+sending (then flush) as soon as F exists, --max records at most. One line per acknowledged record: key, partition, offset, crc32 of the
 value ("-" for a tombstone), value length.
 
 consume: reads every partition from the beginning and checks the acknowledged records of the ack files:
@@ -26,6 +28,7 @@ stopped.
 are turned into its keyword arguments (linger.ms -> linger_ms; integers stay integers).
 """
 import json
+import os
 import sys
 import time
 import zlib
@@ -84,6 +87,8 @@ def produce(o, configs):
     tombstone_every = int(o.get("tombstone-every", "0"))
     rid = o.get("id", "p")
     topic = o["topic"]
+    throughput = float(o.get("throughput", "-1"))
+    until_file = o.get("until-file")
     acked = {"n": 0, "bytes": 0}
     failed = {"n": 0, "last": None}
     out = open(o["acked"], "w")
@@ -104,12 +109,26 @@ def produce(o, configs):
         failed["last"] = str(err)
 
     start = time.time()
+
+    def sequence():
+        """The record numbers to send: paced at --throughput, stopping at --max or when --until-file exists."""
+        for seq in range(max_records):
+            if until_file and seq % 50 == 0 and os.path.exists(until_file):
+                return
+            if throughput > 0:
+                wait = start + seq / throughput - time.time()
+                if wait > 0:
+                    time.sleep(wait)
+            sent["n"] = seq + 1
+            yield seq
+
+    sent = {"n": 0}
     if client == "confluent-kafka":
         from confluent_kafka import Producer
         conf = {"bootstrap.servers": o["bootstrap"], "acks": "all", "message.timeout.ms": 120000}
         conf.update(configs)
         p = Producer(conf)
-        for seq in range(max_records):
+        for seq in sequence():
             key, value = record(seq)
 
             def cb(err, msg, key=key, value=value):
@@ -134,7 +153,7 @@ def produce(o, configs):
         conf.update(py_configs(configs))
         p = KafkaProducer(**conf)
         futures = []
-        for seq in range(max_records):
+        for seq in sequence():
             key, value = record(seq)
             futures.append((key, value, p.send(topic, key=key.encode(), value=value)))
         p.flush(180)
@@ -147,7 +166,7 @@ def produce(o, configs):
         p.close(30)
     out.close()
     secs = time.time() - start
-    print(json.dumps({"client": client_version(client), "sent": max_records, "acked": acked["n"],
+    print(json.dumps({"client": client_version(client), "sent": sent["n"], "acked": acked["n"],
                       "failed": failed["n"], "bytes": acked["bytes"], "seconds": secs,
                       "records_per_sec": acked["n"] / secs, "mb_per_sec": acked["bytes"] / secs / 1e6,
                       "last_error": failed["last"]}))

@@ -7,6 +7,7 @@ import os
 import tempfile
 import time
 
+from ducktape.cluster.cluster_spec import ClusterSpec
 from ducktape.services.service import Service
 from ducktape.utils.util import wait_until
 
@@ -34,18 +35,39 @@ def config_args(configs):
     return "".join(" --config %s=%s" % (k, v) for k, v in (configs or {}).items())
 
 
-class ProducerService(Service):
-    """Sends records with acks=all and records every acknowledged one (key, partition, offset, crc)."""
+class SharedNode(object):
+    """Lets a client service run on a node another service of the test holds (node=...): ducktape allocates
+    nothing for it and frees nothing at the end, so several producers and a verifying consumer fit on one node."""
+
+    def _init_nodes(self, context, node):
+        if node is None:
+            Service.__init__(self, context, 1)
+            self.shared = False
+        else:
+            Service.__init__(self, context, cluster_spec=ClusterSpec.empty())    # allocates nothing
+            self.nodes = [node]
+            self.shared = True
+
+    def free(self):
+        if self.shared:
+            self.nodes = []
+        else:
+            Service.free(self)
+
+
+class ProducerService(SharedNode, Service):
+    """Sends records with acks=all and records every acknowledged one (key, partition, offset, crc).
+    until_file=True: runs until finish() (or max_records), for load that spans a whole scenario."""
 
     DIR = WORK + "/producer"
     logs = {"producer_output": {"path": DIR, "collect_default": True}}
 
     def __init__(self, context, kafka, topic, max_records=2000, throughput=-1, configs=None, client="ours",
-                 keys=0, tombstone_every=0, name="p", payload=PAYLOAD):
-        super(ProducerService, self).__init__(context, 1)
+                 keys=0, tombstone_every=0, name="p", payload=PAYLOAD, node=None, until_file=False):
+        self._init_nodes(context, node)
         self.kafka, self.topic, self.max_records, self.throughput = kafka, topic, max_records, throughput
         self.configs, self.client, self.keys, self.tombstone_every = dict(configs or {}), client, keys, tombstone_every
-        self.name, self.payload = name, payload
+        self.name, self.payload, self.until_file = name, payload, until_file
         self.runs = 0
         self.history = []     # (run, topic)
 
@@ -64,14 +86,29 @@ class ProducerService(Service):
     def summary_path(self):
         return "%s/%s-%d.json" % (self.DIR, self.name, self.runs)
 
+    @property
+    def stop_path(self):
+        return "%s/%s-%d.stop" % (self.DIR, self.name, self.runs)
+
+    def finish(self, timeout_sec=300):
+        """Stops an until_file producer: it sends no more, flushes, writes its summary; returns the summary.
+        Not before its first acknowledged record (a client that starts slowly would otherwise send nothing)."""
+        node = self.nodes[0]
+        wait_until(lambda: node.account.ssh_output("test -s %s && echo y || true" % self.acked_path,
+                                                   allow_fail=True).strip() == b"y" or not self.pids(node),
+                   timeout_sec=timeout_sec, backoff_sec=1, err_msg="producer %s acknowledged nothing" % self.name)
+        node.account.ssh("mkdir -p %s && touch %s" % (self.DIR, self.stop_path))
+        return self.wait_done(timeout_sec)
+
     def start_node(self, node):
         self.runs += 1
         self.history.append((self.runs, self.topic))
         node.account.ssh("mkdir -p %s" % self.DIR)
         args = ("produce --bootstrap %s --topic %s --input %s --max %d --throughput %s --id %s-%d --acked %s "
-                "--keys %d --tombstone-every %d%s" % (
+                "--keys %d --tombstone-every %d%s%s" % (
                     self.kafka.bootstrap_servers(), self.topic, self.payload, self.max_records, self.throughput,
-                    self.name, self.runs, self.acked_path, self.keys, self.tombstone_every, config_args(self.configs)))
+                    self.name, self.runs, self.acked_path, self.keys, self.tombstone_every,
+                    " --until-file %s" % self.stop_path if self.until_file else "", config_args(self.configs)))
         node.account.ssh("nohup sh -c \"%s\" > %s 2> %s.err &" % (client_cmd(self.client, args).replace('"', '\\"'),
                                                                    self.summary_path, self.summary_path))
         self.started_at = time.time()
@@ -101,8 +138,9 @@ class ProducerService(Service):
         return ["%s/%s-%d.acked" % (self.DIR, self.name, i) for i, t in self.history if topic in (None, t)]
 
     def pids(self, node):
-        out = node.account.ssh_output("ps -eo pid,args | grep -E '[S]ysTestClient produce|[s]ystest_client.py produce' | awk '{print $1}'",
-                                      allow_fail=True).decode()
+        """This producer's processes (by its --id NAME-RUN), not those of other producers on the node."""
+        out = node.account.ssh_output("ps -eo pid,args | grep -E '([S]ysTestClient|[s]ystest_client.py) produce .* --id %s-[0-9]+ ' "
+                                      "| awk '{print $1}'" % self.name, allow_fail=True).decode()
         return [int(p) for p in out.split()]
 
     def stop_node(self, node):
@@ -112,18 +150,21 @@ class ProducerService(Service):
     def clean_node(self, node):
         for pid in self.pids(node):
             node.account.signal(pid, 9, allow_fail=True)
-        node.account.ssh("rm -rf %s" % self.DIR, allow_fail=True)
+        if self.shared:
+            node.account.ssh("rm -f %s/%s-*" % (self.DIR, self.name), allow_fail=True)
+        else:
+            node.account.ssh("rm -rf %s" % self.DIR, allow_fail=True)
 
 
-class VerifyingConsumer(Service):
+class VerifyingConsumer(SharedNode, Service):
     """Reads a topic from the beginning and checks every acknowledged record of given producers:
     read back exactly once with matching content (or, compacted=True, the latest value per key)."""
 
     DIR = WORK + "/consumer"
     logs = {"consumer_output": {"path": DIR, "collect_default": True}}
 
-    def __init__(self, context, kafka):
-        super(VerifyingConsumer, self).__init__(context, 1)
+    def __init__(self, context, kafka, node=None):
+        self._init_nodes(context, node)
         self.kafka = kafka
         self.runs = 0
 

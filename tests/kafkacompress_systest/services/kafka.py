@@ -1,4 +1,7 @@
-"""A KRaft Kafka cluster of N combined (broker+controller) nodes from our distribution."""
+"""A KRaft Kafka cluster: N combined (broker+controller) nodes of our distribution (the default), or, with
+controllers=C, C controller-only nodes and N-C broker-only nodes; each node on our distribution ("ours") or on
+stock Apache Kafka 4.3.1 ("stock": upstream's jars, mounted at /opt/kafka-stock/libs, with the same bin/ scripts
+and config/), and restartable on the other."""
 
 import base64
 import re
@@ -8,11 +11,12 @@ import uuid
 from ducktape.services.service import Service
 from ducktape.utils.util import wait_until
 
-from .paths import KAFKA_HOME, WORK
+from .paths import KAFKA_HOME, STOCK_LIBS, WORK
 
 PORT = 9092
 CONTROLLER_PORT = 9093
 JMX_PORT = 9999
+VERSIONS = ("ours", "stock")
 
 
 class KafkaService(Service):
@@ -20,6 +24,7 @@ class KafkaService(Service):
     LOGS = WORK + "/logs"
     CONFIG = WORK + "/server.properties"
     STDOUT = WORK + "/stdout.log"
+    STOCK_HOME = WORK + "/stock-home"     # bin/ and config/ copied from /opt/kafka, libs/ -> the stock jars
 
     logs = {
         "kafka_server_log": {"path": LOGS + "/server.log", "collect_default": True},
@@ -27,13 +32,46 @@ class KafkaService(Service):
         "kafka_controller_log": {"path": LOGS + "/controller.log", "collect_default": False},
     }
 
-    def __init__(self, context, num_nodes=3, server_props=None, heap_mb=320, start_timeout=90):
+    def __init__(self, context, num_nodes=3, server_props=None, heap_mb=320, start_timeout=90, controllers=0,
+                 version="ours"):
+        """controllers=0: every node is broker and controller; controllers=C: nodes 1..C are controllers only, the
+        others brokers only. version: what every node runs at first, "ours" or "stock" (set_version changes a node's)."""
         super(KafkaService, self).__init__(context, num_nodes)
+        assert 0 <= controllers < num_nodes or (controllers == 0 and num_nodes > 0), "need a broker"
+        assert version in VERSIONS, version
         self.server_props = dict(server_props or {})
         self.node_props = {}          # node idx (1-based) -> extra properties for that node only
         self.heap_mb = heap_mb
         self.start_timeout = start_timeout
+        self.num_controllers = controllers
+        self.versions = dict((i, version) for i in range(1, num_nodes + 1))   # node idx -> "ours" / "stock"
         self.cluster_id = self.random_cluster_id()
+
+    # ---------------------------------------------------------------- roles and versions
+    def is_controller(self, node):
+        return self.num_controllers == 0 or self.idx(node) <= self.num_controllers
+
+    def is_broker(self, node):
+        return self.num_controllers == 0 or self.idx(node) > self.num_controllers
+
+    @property
+    def controllers(self):
+        return [n for n in self.nodes if self.is_controller(n)]
+
+    @property
+    def brokers(self):
+        return [n for n in self.nodes if self.is_broker(n)]
+
+    def version(self, node):
+        return self.versions[self.idx(node)]
+
+    def set_version(self, node, version):
+        """The version the node runs from its next start on."""
+        assert version in VERSIONS, version
+        self.versions[self.idx(node)] = version
+
+    def home(self, node):
+        return KAFKA_HOME if self.version(node) == "ours" else self.STOCK_HOME
 
     @staticmethod
     def random_cluster_id():
@@ -46,21 +84,27 @@ class KafkaService(Service):
 
     # ---------------------------------------------------------------- config
     def bootstrap_servers(self, exclude=()):
-        return ",".join("%s:%d" % (n.account.hostname, PORT) for n in self.nodes if n not in exclude)
+        return ",".join("%s:%d" % (n.account.hostname, PORT) for n in self.brokers if n not in exclude)
 
     def voters(self):
-        return ",".join("%d@%s:%d" % (self.idx(n), n.account.hostname, CONTROLLER_PORT) for n in self.nodes)
+        return ",".join("%d@%s:%d" % (self.idx(n), n.account.hostname, CONTROLLER_PORT) for n in self.controllers)
 
     def properties(self, node):
-        rf = min(3, len(self.nodes))
+        rf = min(3, len(self.brokers))
+        if self.num_controllers == 0:
+            roles, listeners = "broker,controller", "PLAINTEXT://:%d,CONTROLLER://:%d" % (PORT, CONTROLLER_PORT)
+        elif self.is_controller(node):
+            roles, listeners = "controller", "CONTROLLER://:%d" % CONTROLLER_PORT
+        else:
+            roles, listeners = "broker", "PLAINTEXT://:%d" % PORT
         props = {
-            "process.roles": "broker,controller",
+            "process.roles": roles,
             "node.id": self.idx(node),
             "controller.quorum.voters": self.voters(),
-            "listeners": "PLAINTEXT://:%d,CONTROLLER://:%d" % (PORT, CONTROLLER_PORT),
-            "advertised.listeners": "PLAINTEXT://%s:%d" % (node.account.hostname, PORT),
+            "listeners": listeners,
+            "advertised.listeners": "PLAINTEXT://%s:%d" % (node.account.hostname, PORT) if self.is_broker(node) else None,
             "controller.listener.names": "CONTROLLER",
-            "inter.broker.listener.name": "PLAINTEXT",
+            "inter.broker.listener.name": "PLAINTEXT" if self.is_broker(node) else None,
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "log.dirs": self.DATA,
             "num.partitions": 1,
@@ -93,19 +137,25 @@ class KafkaService(Service):
 
     def start_node(self, node, wait=True, expect_failure=False):
         node.account.ssh("mkdir -p %s %s" % (self.DATA, self.LOGS))
+        if self.version(node) == "stock":
+            # stock Apache Kafka 4.3.1: upstream's jars (checked against upstream/artifacts.sha256 by build.sh) with
+            # the same scripts and log4j configuration; kafka-run-class.sh takes its classpath from $base_dir/libs
+            node.account.ssh("rm -rf {h} && mkdir -p {h} && cp -r {k}/bin {k}/config {h}/ && ln -s {s} {h}/libs && "
+                             "test -f {s}/kafka_2.13-4.3.1.jar".format(h=self.STOCK_HOME, k=KAFKA_HOME, s=STOCK_LIBS))
+        home = self.home(node)
         node.account.create_file(self.CONFIG, self.properties(node))
         # format (first start only) and start in the background, so that nodes start in parallel
         # the storage tool gets no JMX_PORT (kafka-run-class.sh would bind it for the tool's JVM too), and a
         # failed format shows in stdout.log, where start_failure looks
         fmt = ("test -f %s/meta.properties || %s/bin/kafka-storage.sh format --ignore-formatted -t %s -c %s "
                "> %s/format.log 2>&1 || { echo 'ERROR kafka-storage.sh format failed:'; cat %s/format.log; }"
-               % (self.DATA, KAFKA_HOME, self.cluster_id, self.CONFIG, WORK, WORK))
-        cmd = ("echo '=== start %s' >> %s; export LOG_DIR=%s KAFKA_HEAP_OPTS='-Xms%dm -Xmx%dm' "
+               % (self.DATA, home, self.cluster_id, self.CONFIG, WORK, WORK))
+        cmd = ("echo '=== start %s %s' >> %s; export LOG_DIR=%s KAFKA_HEAP_OPTS='-Xms%dm -Xmx%dm' "
                "KAFKA_JVM_PERFORMANCE_OPTS='-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k'; "
                "nohup sh -c \"%s; JMX_PORT=%d exec %s/bin/kafka-server-start.sh %s\" >> %s 2>&1 &"
-               % (time.strftime("%H:%M:%S"), self.STDOUT, self.LOGS, self.heap_mb, self.heap_mb,
-                  fmt, JMX_PORT, KAFKA_HOME, self.CONFIG, self.STDOUT))
-        self.logger.info("starting kafka on %s", node.account.hostname)
+               % (time.strftime("%H:%M:%S"), self.version(node), self.STDOUT, self.LOGS, self.heap_mb, self.heap_mb,
+                  fmt, JMX_PORT, home, self.CONFIG, self.STDOUT))
+        self.logger.info("starting kafka (%s) on %s", self.version(node), node.account.hostname)
         node.account.ssh(cmd)
         if wait and not expect_failure:
             wait_until(lambda: self._started(node), timeout_sec=self.start_timeout, backoff_sec=1,
@@ -124,7 +174,7 @@ class KafkaService(Service):
 
     def wait_for_cluster(self, timeout=90):
         """All live brokers registered and unfenced (kafka-metadata-quorum / broker api versions)."""
-        live = [n for n in self.nodes if self.pids(n)]
+        live = [n for n in self.brokers if self.pids(n)]
         wait_until(lambda: self.registered_brokers(live[0]) >= len(live), timeout_sec=timeout, backoff_sec=2,
                    err_msg="not all brokers registered")
 
@@ -162,8 +212,11 @@ class KafkaService(Service):
     def kill_node(self, node):
         self.stop_node(node, clean_shutdown=False)
 
-    def restart_node(self, node, clean_shutdown=True):
+    def restart_node(self, node, clean_shutdown=True, version=None):
+        """Stops the node and starts it again, on another version if one is given."""
         self.stop_node(node, clean_shutdown=clean_shutdown)
+        if version:
+            self.set_version(node, version)
         self.start_node(node)
 
     def clean_node(self, node):
@@ -181,7 +234,7 @@ class KafkaService(Service):
         return self.ssh_out(node, full, allow_fail=allow_fail)
 
     def any_live_node(self):
-        for n in self.nodes:
+        for n in self.brokers + self.controllers:
             if self.pids(n):
                 return n
         raise RuntimeError("no live broker")
@@ -214,14 +267,49 @@ class KafkaService(Service):
         sizes = [len(m.split(",")) for m in re.findall(r"Isr: ([0-9,]+)", self.describe_topic(topic))]
         return min(sizes) if sizes else 0
 
-    def alter_topic_config(self, topic, add=None, delete=None):
+    def under_replicated(self):
+        """kafka-topics.sh --describe --under-replicated-partitions over every topic: the lines it prints."""
+        out = self.run_tool(self.any_live_node(), "kafka-topics.sh --bootstrap-server %s --describe "
+                            "--under-replicated-partitions" % self.bootstrap_servers(), allow_fail=True)
+        return [l for l in out.splitlines() if "Partition:" in l]
+
+    def wait_in_sync(self, timeout=120):
+        """Every live broker registered and no partition under-replicated (what an operator waits for before
+        restarting the next broker of a roll)."""
+        self.wait_for_cluster(timeout)
+        wait_until(lambda: not self.under_replicated(), timeout_sec=timeout, backoff_sec=2,
+                   err_msg=lambda: "partitions still under-replicated: %s" % self.under_replicated()[:5])
+
+    def reassign(self, assignment, timeout=180):
+        """kafka-reassign-partitions.sh --execute, then --verify until done; assignment {(topic, partition): [ids]}.
+        Returns the tool's output."""
+        import json
+        plan = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r}
+                                             for (t, p), r in sorted(assignment.items())]}
+        node = self.any_live_node()
+        path = WORK + "/reassign.json"
+        node.account.create_file(path, json.dumps(plan))
+        base = "kafka-reassign-partitions.sh --bootstrap-server %s --reassignment-json-file %s" % (
+            self.bootstrap_servers(), path)
+        out = self.run_tool(node, base + " --execute")
+        assert "Successfully started partition reassignment" in out, out
+        outs = [out]
+
+        def done():
+            v = self.run_tool(node, base + " --verify", allow_fail=True)
+            outs.append(v)
+            return "is still in progress" not in v and "completed" in v
+        wait_until(done, timeout_sec=timeout, backoff_sec=2, err_msg=lambda: "reassignment not done: %s" % outs[-1])
+        return out + outs[-1]
+
+    def alter_topic_config(self, topic, add=None, delete=None, allow_fail=False):
         args = ""
         if add:
             args += " --add-config " + ",".join("%s=%s" % kv for kv in add.items())
         if delete:
             args += " --delete-config " + ",".join(delete)
         return self.run_tool(self.any_live_node(), "kafka-configs.sh --bootstrap-server %s --alter --entity-type topics "
-                             "--entity-name %s%s" % (self.bootstrap_servers(), topic, args))
+                             "--entity-name %s%s" % (self.bootstrap_servers(), topic, args), allow_fail=allow_fail)
 
     def describe_topic_config(self, topic):
         return self.run_tool(self.any_live_node(), "kafka-configs.sh --bootstrap-server %s --describe --entity-type "

@@ -1,0 +1,318 @@
+"""8. Rolling upgrade from stock Apache Kafka 4.3.1 to this distribution and back, under load.
+
+KRaft with a controller-only node and three broker-only nodes, all starting on stock 4.3.1 (upstream's jars,
+mounted at /opt/kafka-stock/libs). Two idempotent acks=all producers (Java, librdkafka) write a delete-policy
+topic, a third (Java, keys) a compacted topic, the whole time. The roll:
+
+  1. stock: our topic settings are refused by the stock controller (the message is recorded);
+  2. controller to ours, then our topic setting on the compacted topic while the brokers are still stock;
+  3. brokers to ours one at a time, each restarted with the native-gzip provider in server.properties;
+  4. our features on: gzip level 9 as the topic codec, cold recompression to zstd, compaction recompression,
+     the provider on the Java producer and on the verifying consumer; a checkpoint verifies every record;
+  5. (full) brokers back to stock one at a time with every setting left in place, a reassignment of the compacted
+     topic's replicas while stock and our brokers are mixed, then the controller; a checkpoint with stock
+     4.3.1's client; (short) one broker back to stock, the reassignment, that broker forward again;
+  6. (full) forward again, controller first;
+  7. every acknowledged record read back exactly once at its partition and offset (so in order per partition) by
+     our Java client, stock 4.3.1's and librdkafka; the compacted topic's latest value per key.
+
+mode="short" runs in CI (./build.sh test); mode="full" only when KC_SYSTEST_FULL=1 (./build.sh test --full), see
+docs/testing.md. What a stock node logs about each of our settings is collected and returned in the report."""
+
+import os
+import re
+import time
+
+from ducktape.mark import parametrize
+from ducktape.mark.resource import cluster
+from ducktape.tests.test import Test
+from ducktape.utils.util import wait_until
+
+from ..services.clients import ProducerService, VerifyingConsumer
+from ..services.kafka import KafkaService
+from .common import has_provider_framework, table, timed
+
+TOPIC = "rolling"        # delete policy, 3 partitions, RF 3, min.insync.replicas 2: Java + librdkafka producers
+KEYED = "keyed"          # compacted, 2 partitions, RF 2: Java producer with keys; reassigned while mixed
+RATE = 600               # records/s of each of the two producers on TOPIC
+KEYED_RATE = 100
+PROVIDER = {"compression.gzip.provider": "io.kafkacompress.nativegzip.NativeGzipCompressionService",
+            "compression.gzip.provider.required": "true"}
+TOPIC_CONFIGS = {"min.insync.replicas": 2, "segment.ms": 8000, "compression.type": "producer"}
+KEYED_CONFIGS = {"cleanup.policy": "compact", "min.insync.replicas": 1, "segment.ms": 8000,
+                 "min.cleanable.dirty.ratio": 0.01, "min.compaction.lag.ms": 0}
+# our features on TOPIC once every node runs ours: the broker recompresses what producers send to gzip level 9
+# (KIP-390, upstream) and rewrites closed segments in zstd (recompression.lag.ms, ours)
+TOPIC_FEATURES = {"compression.type": "gzip", "compression.gzip.level": 9, "compaction.compression.type": "zstd",
+                  "recompression.lag.ms": 0}
+KEYED_FEATURES = {"compaction.compression.type": "zstd"}
+OUR_KEYS = ("compression.gzip.provider", "compaction.compression.type", "recompression.lag.ms")
+# what a node logs about a setting it does not know, and the version line of its start
+NOTICE = re.compile(r"compression\.gzip\.provider|compaction\.compression\.type|recompression\.lag\.ms|"
+                    r"[Uu]nknown (topic )?config|were supplied but|not a known config")
+VERSION = re.compile(r"Kafka version: (\S+)")
+
+
+class UpgradeTest(Test):
+
+    def setup_run(self):
+        self.t0 = time.time()
+        self.events, self.messages, self.times = [], {}, {}
+
+    def note(self, msg):
+        self.events.append("%6.1fs %s" % (time.time() - self.t0, msg))
+        self.logger.info(msg)
+
+    # ---------------------------------------------------------------- roll
+    def roll(self, kafka, node, version, props=None):
+        """Restarts one node on a version (cleanly, as an operator would), with its own extra properties, waits
+        until it runs that version and, for a broker, until no partition is under-replicated; records what the
+        node logged about our settings at that start."""
+        if props is not None:
+            kafka.node_props[kafka.idx(node)] = props
+        role = "controller" if kafka.is_controller(node) else "broker"
+        with timed(self.times, "node restarts"):
+            kafka.restart_node(node, version=version)
+            out = kafka.output_since_last_start(node)
+            m = VERSION.search(out)
+            want = "4.3.1" if version == "stock" else "4.3.1-"
+            assert m and (m.group(1) == "4.3.1" if version == "stock" else m.group(1).startswith(want)), \
+                "%s %d: not running %s: %s" % (role, kafka.idx(node), version, m and m.group(0))
+            if kafka.is_broker(node):
+                kafka.wait_in_sync(timeout=180)
+            else:
+                wait_until(lambda: kafka.controller_leader() is not None, timeout_sec=120, backoff_sec=2,
+                           err_msg="no controller leader after the restart")
+                kafka.wait_for_cluster(timeout=120)
+        self.note("%s %d on %s (%s)%s" % (role, kafka.idx(node), version, m.group(1),
+                                          " with the provider" if props and PROVIDER.items() <= props.items() else ""))
+        if version == "stock" and kafka.is_broker(node) and "compression.gzip.provider" in kafka.node_props.get(
+                kafka.idx(node), {}):
+            # our broker setting left in server.properties: the stock broker starts and serves (checked by the
+            # caller's verifications); whatever it logs about the key is collected below
+            cfg = kafka.ssh_out(node, "grep '^compression.gzip.provider' %s || true" % kafka.CONFIG)
+            assert "compression.gzip.provider=" in cfg, cfg
+            assert "Compression provider for gzip" not in out, "a stock broker loaded a provider?"
+            mentions = [l for l in out.splitlines() if "compression.gzip.provider" in l]
+            self.messages.setdefault("stock broker: server.properties with compression.gzip.provider", [
+                "started; %d lines of its output name the key%s" % (
+                    len(mentions), (": " + mentions[0].strip()[:300]) if mentions else "")])
+        for line in out.splitlines() if version == "stock" else []:
+            if NOTICE.search(line) and "Kafka version" not in line:
+                key = "%s %s" % (version, role)
+                msg = re.sub(r"^\[[^\]]*\]\s*", "", line.strip())[:400]
+                self.messages.setdefault(key, [])
+                if msg not in self.messages[key] and len(self.messages[key]) < 8:
+                    self.messages[key].append(msg)
+
+    def try_config(self, kafka, topic, configs, what):
+        """kafka-configs.sh --alter; returns (accepted, the tool's last lines)."""
+        out = kafka.alter_topic_config(topic, add=configs, allow_fail=True) if not isinstance(configs, list) else \
+            kafka.alter_topic_config(topic, delete=configs, allow_fail=True)
+        ok = "Completed updating config" in out
+        lines = [l for l in out.splitlines() if l.strip()]
+        msg = next((l for l in lines if "Exception:" in l), None) or \
+            next((l for l in lines if "Error" in l), lines[-1] if lines else "")
+        self.note("%s: %s (%s)" % (what, "accepted" if ok else "refused", msg.strip()[:300]))
+        return ok, msg.strip()
+
+    # ---------------------------------------------------------------- load
+    def start_load(self, kafka, node, run, java_client, java_configs):
+        for p, changes in ((self.java, {"client": java_client, "configs": java_configs}), (self.rdkafka, {}),
+                           (self.keyed, {"client": java_client})):
+            for k, v in changes.items():
+                setattr(p, k, v)
+            p.start_node(node)
+        self.load_started = time.time()
+        self.note("load %d: Java (%s client%s) and librdkafka on %s at %d records/s each, Java with keys on %s" % (
+            run, java_client, ", provider" if "compression.gzip.provider" in java_configs else "", TOPIC, RATE, KEYED))
+
+    def stop_load(self, min_seconds=15):
+        """Stops the three producers, each after min_seconds of load at least (JVM start included)."""
+        time.sleep(max(0, self.load_started + min_seconds - time.time()))
+        results = {}
+        for p in (self.java, self.rdkafka, self.keyed):
+            res = p.finish(timeout_sec=300)
+            assert res["failed"] == 0, "%s: records failed: %s" % (p.name, res)
+            assert res["acked"] == res["sent"] and res["acked"] > 0, "%s: not every record acknowledged: %s" % (
+                p.name, res)
+            results[p.name] = res
+            self.acked[p.name] = self.acked.get(p.name, 0) + res["acked"]
+        self.note("load stopped: %s" % ", ".join("%s %d acked" % (n, r["acked"]) for n, r in sorted(results.items())))
+        return results
+
+    def verify(self, consumer, client, configs=None, what=""):
+        with timed(self.times, "verify"):
+            v = consumer.assert_verified(TOPIC, [self.java, self.rdkafka], client=client, configs=configs)
+            assert v["unacked_read"] == 0, "records read that no producer had acknowledged: %s" % v
+            assert v["matched"] == self.acked["java"] + self.acked["rdkafka"], (v, self.acked)
+            k = consumer.assert_verified(KEYED, [self.keyed], compacted=True, client=client, configs=configs)
+        self.note("verified%s with %s: %s %d records exactly once at their offsets (%d duplicates, %d missing), "
+                  "%s latest value of %d keys" % (what, client, TOPIC, v["matched"], v["duplicates"], v["missing"],
+                                                  KEYED, k["matched"]))
+        return v
+
+    # ---------------------------------------------------------------- the test
+    @cluster(num_nodes=5)
+    @parametrize(mode="short")
+    @parametrize(mode="full")
+    def test_rolling_upgrade_and_downgrade(self, mode):
+        self.setup_run()
+        if mode == "full" and os.environ.get("KC_SYSTEST_FULL") != "1":
+            return {"skipped": "the full roll (stock -> ours -> stock -> ours, about 12 min) runs with "
+                               "./build.sh test --full (KC_SYSTEST_FULL=1); CI runs mode=short"}
+        with timed(self.times, "start cluster"):
+            kafka = KafkaService(self.test_context, 4, controllers=1, version="stock")
+            controller, brokers = kafka.controllers[0], kafka.brokers
+            if not has_provider_framework(controller):
+                return {"skipped": "provider framework (KIP-1121) not in this build"}
+            kafka.start()
+        for n in kafka.nodes:
+            m = VERSION.search(kafka.output_since_last_start(n))
+            assert m and m.group(1) == "4.3.1", "%s: not stock 4.3.1: %s" % (n.account.hostname, m and m.group(0))
+        self.note("stock 4.3.1 cluster: controller %d, brokers %s" % (
+            kafka.idx(controller), [kafka.idx(b) for b in brokers]))
+        kafka.create_topics([(TOPIC, 3, 3, TOPIC_CONFIGS), (KEYED, 2, 2, KEYED_CONFIGS)])
+
+        # 1. a stock controller refuses our topic settings (on alter and on create)
+        ok, refused_alter = self.try_config(kafka, KEYED, KEYED_FEATURES, "stock controller, alter %s" % KEYED)
+        assert not ok, "a stock controller accepted compaction.compression.type"
+        self.messages["stock controller: kafka-configs.sh --alter"] = [refused_alter]
+        try:
+            kafka.create_topic("refused", configs={"recompression.lag.ms": 0})
+            raise AssertionError("a stock controller created a topic with recompression.lag.ms")
+        except RuntimeError as e:
+            self.messages["stock controller: create topic"] = [str(e).splitlines()[-1][-300:]]
+            self.note("stock controller, create topic with recompression.lag.ms: refused (%s)" % str(e)[-200:])
+
+        self.java = ProducerService(self.test_context, kafka, TOPIC, max_records=10 ** 7, throughput=RATE,
+                                    name="java", until_file=True)
+        node = self.java.nodes[0]
+        self.rdkafka = ProducerService(self.test_context, kafka, TOPIC, max_records=10 ** 7, throughput=RATE,
+                                       name="rdkafka", until_file=True, node=node, client="confluent-kafka",
+                                       configs={"enable.idempotence": "true", "compression.type": "lz4",
+                                                "linger.ms": 20})
+        self.keyed = ProducerService(self.test_context, kafka, KEYED, max_records=10 ** 7, throughput=KEYED_RATE,
+                                     name="keyed", until_file=True, node=node, keys=300,
+                                     configs={"enable.idempotence": "true", "compression.type": "zstd",
+                                              "linger.ms": 20})
+        consumer = VerifyingConsumer(self.test_context, kafka, node=node)
+        consumer.start_node(node)
+        self.acked = {}
+        java_stock = {"enable.idempotence": "true", "compression.type": "gzip", "linger.ms": 20,
+                      "retries": 2147483647}
+        self.start_load(kafka, node, 1, "stock", java_stock)
+        time.sleep(5)
+        if os.environ.get("KC_SYSTEST_MUTATE") == "lose-record":
+            # the mutation check of this test (quick: before the roll): lose one acknowledged record, the first of
+            # partition 0, with kafka-delete-records.sh; the verification must then fail
+            self.stop_load()
+            kafka.ssh_out(node, "echo '{\"version\":1,\"partitions\":[{\"topic\":\"%s\",\"partition\":0,"
+                                "\"offset\":1}]}' > /tmp/lose.json" % TOPIC)
+            self.note("MUTATION: %s" % kafka.run_tool(node, "kafka-delete-records.sh --bootstrap-server %s "
+                                                       "--offset-json-file /tmp/lose.json" % kafka.bootstrap_servers(),
+                                                       allow_fail=True).strip()[-200:])
+            self.verify(consumer, "stock", what=" after the mutation")
+
+        # 2. controllers first: with the controller on ours, brokers still stock, our topic setting is accepted
+        with timed(self.times, "roll forward"):
+            self.roll(kafka, controller, "ours")
+            ok, msg = self.try_config(kafka, KEYED, KEYED_FEATURES, "our controller, stock brokers, alter %s" % KEYED)
+            assert ok, "our controller refused compaction.compression.type: %s" % msg
+            time.sleep(3)
+            for b in brokers:
+                assert kafka.alive(b), "stock broker %d stopped after compaction.compression.type" % kafka.idx(b)
+                # a stock broker applies the topic's other settings and drops the one it does not know
+                line = (kafka.server_log_grep(b, "Updating topic %s with new configuration" % KEYED).strip()
+                        .splitlines() or [""])[-1]
+                assert "cleanup.policy -> compact" in line and "compaction.compression.type" not in line, \
+                    "stock broker %d: %s" % (kafka.idx(b), line)
+            self.messages["stock broker: topic config it does not know"] = [re.sub(r"^\[[^\]]*\]\s*", "", line)[:400]]
+            # 3. brokers, each with the provider in server.properties
+            for b in brokers:
+                self.roll(kafka, b, "ours", props=dict(PROVIDER))
+                line = [l for l in kafka.output_since_last_start(b).splitlines()
+                        if "Compression provider for gzip" in l]
+                assert line, "broker %d does not name the gzip provider" % kafka.idx(b)
+
+        # 4. our features on, the provider on the Java producer
+        ok, msg = self.try_config(kafka, TOPIC, TOPIC_FEATURES, "our cluster, alter %s" % TOPIC)
+        assert ok, msg
+        self.stop_load()
+        java_ours = dict(java_stock, **PROVIDER)
+        self.start_load(kafka, node, 2, "ours", java_ours)
+        with timed(self.times, "features on"):
+            def recompressed():
+                return [b for b in brokers if kafka.ssh_out(b, "cat %s/log-cleaner.log* %s/server.log* 2>/dev/null | "
+                                                            "grep -c 'Recompressed segment .* of log %s-' || true"
+                                                            % (kafka.LOGS, kafka.LOGS, TOPIC)).strip() not in ("", "0")]
+            wait_until(lambda: len(recompressed()) == len(brokers), timeout_sec=120, backoff_sec=4,
+                       err_msg=lambda: "cold recompression did not run on every broker: %s" % recompressed())
+        self.note("cold recompression to zstd ran on brokers %s" % [kafka.idx(b) for b in recompressed()])
+        self.stop_load()
+        self.verify(consumer, "ours", configs=PROVIDER, what=" on our cluster")
+        self.start_load(kafka, node, 3, "ours", java_ours)
+
+        # 5. back to stock, brokers first, every setting left in place; a reassignment while mixed
+        back = brokers[::-1] if mode == "full" else brokers[-1:]
+        with timed(self.times, "roll back"):
+            for i, b in enumerate(back):
+                self.roll(kafka, b, "stock")
+                if i == 0:
+                    with timed(self.times, "reassign"):
+                        self.reassign_keyed(kafka)
+            if mode == "full":
+                self.roll(kafka, controller, "stock")
+                # a stock controller over metadata that holds our settings
+                ok, msg = self.try_config(kafka, TOPIC, {"retention.ms": 86400000},
+                                          "stock controller, our settings present, alter retention.ms")
+                self.messages["stock controller: alter retention.ms with our settings present"] = [
+                    "accepted" if ok else msg]
+                ok, msg = self.try_config(kafka, KEYED, ["compaction.compression.type"],
+                                          "stock controller, delete-config compaction.compression.type")
+                self.messages["stock controller: --delete-config compaction.compression.type"] = [
+                    "accepted" if ok else msg]
+                desc = kafka.describe_topic_config(TOPIC)
+                kept = [k for k in OUR_KEYS[1:] if k + "=" in desc]
+                self.note("stock controller: kafka-configs.sh --describe %s lists %s" % (TOPIC, kept))
+                self.messages["stock controller: describe %s" % TOPIC] = ["lists %s" % kept]
+        self.stop_load()
+        self.verify(consumer, "stock", what=" after the roll back" if mode == "full" else " with a stock broker")
+
+        # 6. forward again, controller first
+        with timed(self.times, "roll forward again"):
+            self.start_load(kafka, node, 4, "ours", java_ours)
+            if mode == "full":
+                self.roll(kafka, controller, "ours")
+            for b in back[::-1]:
+                self.roll(kafka, b, "ours", props=dict(PROVIDER))
+            self.stop_load()
+
+        # 7. every record, three clients
+        for c, cfg in (("ours", PROVIDER), ("stock", None), ("confluent-kafka", None)):
+            self.verify(consumer, c, configs=cfg, what=" at the end")
+        rows = [[k, m] for k, ms in sorted(self.messages.items()) for m in ms]
+        t = table(["who", "what it said"], rows or [["-", "-"]])
+        t += "\n\nacknowledged: %s\n" % self.acked + "\n".join(self.events)
+        self.logger.info("\n%s", t)
+        return {"table": t, "times": self.times, "acked": self.acked, "messages": self.messages}
+
+    def reassign_keyed(self, kafka):
+        """Moves each partition of KEYED to the broker that does not hold it (RF 2 on 3 brokers), while stock
+        and our brokers are mixed, under load."""
+        desc = kafka.describe_topic(KEYED)
+        ids = set(kafka.idx(b) for b in kafka.brokers)
+        plan = {}
+        for p, reps in re.findall(r"Partition: (\d+)\s+Leader: \S+\s+Replicas: ([0-9,]+)", desc):
+            reps = [int(r) for r in reps.split(",")]
+            missing = sorted(ids - set(reps))[0]
+            plan[(KEYED, int(p))] = [missing, reps[0]]
+        assert len(plan) == 2, desc
+        kafka.reassign(plan)
+        kafka.wait_in_sync(timeout=180)
+        after = kafka.describe_topic(KEYED)
+        self.note("reassigned %s while mixed (%s): %s" % (
+            KEYED, ", ".join("%d %s" % (kafka.idx(b), kafka.version(b)) for b in kafka.brokers),
+            ", ".join("p%d -> %s" % (p, r) for (_, p), r in sorted(plan.items()))))
+        for (_, p), r in plan.items():
+            assert re.search(r"Partition: %d\s+Leader: \S+\s+Replicas: %s\b" % (p, ",".join(map(str, r))), after), after
