@@ -225,8 +225,7 @@ def test_images_built_labelled_and_lean(images):
     assert all(t in p.stdout for t in ("sshd", "/ps", "python3", "kafka-dump-log.sh")), p.stdout
     assert p.stdout.split()[-1] == "0", "host keys baked into the node image:\n" + p.stdout
     # and the non-Java clients of the system tests at requirements.txt's pins, with kafka-python's codecs
-    pins = dict(l.split("#")[0].strip().split("==") for l in open(ROOT / "requirements.txt")
-                if "==" in l.split("#")[0])
+    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==([^\s\\#]+)", (ROOT / "requirements.txt").read_text(), re.M))
     p = engine("run", "--rm", "--no-healthcheck", NODE_IMAGE, "/opt/pyclients/bin/python", "-c",
                "import importlib.metadata as m, confluent_kafka, kafka.codec as c; "
                "print(m.version('confluent-kafka'), m.version('kafka-python'), m.version('lz4'), m.version('zstandard'), "
