@@ -16,8 +16,8 @@ topic, a third (Java, keys) a compacted topic, the whole time. The roll:
   7. every acknowledged record read back exactly once at its partition and offset (so in order per partition) by
      our Java client, stock 4.3.1's and librdkafka; the compacted topic's latest value per key.
 
-mode="short" runs in CI (./build.sh test); mode="full" only when KC_SYSTEST_FULL=1 (./build.sh test --full), see
-docs/testing.md. What a stock node logs about each of our settings is collected and returned in the report."""
+Both cases run only when KC_SYSTEST_FULL=1 (./build.sh test --full, or KC_SYSTEST_FULL=1 ./build.sh systest upgrade):
+CI's time limit does not hold even the short one, see docs/testing.md. What a stock node logs about each of our settings is collected and returned in the report."""
 
 import os
 import re
@@ -158,9 +158,10 @@ class UpgradeTest(Test):
     @parametrize(mode="full")
     def test_rolling_upgrade_and_downgrade(self, mode):
         self.setup_run()
-        if mode == "full" and os.environ.get("KC_SYSTEST_FULL") != "1":
-            return {"skipped": "the full roll (stock -> ours -> stock -> ours, about 12 min) runs with "
-                               "./build.sh test --full (KC_SYSTEST_FULL=1); CI runs mode=short"}
+        if os.environ.get("KC_SYSTEST_FULL") != "1":
+            return {"skipped": "the rolling upgrade (short: about 8 min, full: about 26 min) runs with "
+                               "./build.sh test --full or KC_SYSTEST_FULL=1 ./build.sh systest upgrade: "
+                               "CI's 90-minute limit does not hold it"}
         with timed(self.times, "start cluster"):
             kafka = KafkaService(self.test_context, 4, controllers=1, version="stock")
             controller, brokers = kafka.controllers[0], kafka.brokers
