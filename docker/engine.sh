@@ -115,6 +115,7 @@ kc_debian_mirrors() {
 
 _kc_debian_mirror_setup() {
     local m s
+    # a host without apt sources gives no line: then KC_DEBIAN_MIRROR/KC_DEBIAN_SECURITY (or the base image's own) apply
     read -r m s < <(kc_debian_mirrors) || true
     KC_DEBIAN_MIRROR="${KC_DEBIAN_MIRROR:-${m:-}}"
     [[ "${s:-}" == - ]] && s=""

@@ -129,6 +129,7 @@ cmd_build() {
     # what the image was built on, recorded in it: the base's name, its image ID, and its registry digest when it
     # was pulled (an offline mmdebstrap base has none; its ID and the apt sources it came from identify it)
     local base_digest
+    # an offline (mmdebstrap) base has no registry digest: the label then says so, the base id is recorded beside it
     base_digest="$(engine image inspect --format '{{join .RepoDigests " "}}' "$base" 2>/dev/null || true)"
     build_image "$BROKER_IMAGE" "$broker_hash" Dockerfile \
         --label "io.kafkacompress.base.image=$base" --label "io.kafkacompress.base.id=$base_id" \

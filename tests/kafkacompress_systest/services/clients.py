@@ -94,6 +94,7 @@ class ProducerService(SharedNode, Service):
         """Stops an until_file producer: it sends no more, flushes, writes its summary; returns the summary.
         Not before its first acknowledged record (a client that starts slowly would otherwise send nothing)."""
         node = self.nodes[0]
+        # polled: "no acknowledgement yet" must print nothing rather than fail the ssh command
         wait_until(lambda: node.account.ssh_output("test -s %s && echo y || true" % self.acked_path,
                                                    allow_fail=True).strip() == b"y" or not self.pids(node),
                    timeout_sec=timeout_sec, backoff_sec=1, err_msg="producer %s acknowledged nothing" % self.name)

@@ -90,6 +90,7 @@ class UpgradeTest(Test):
                 kafka.idx(node), {}):
             # our broker setting left in server.properties: the stock broker starts and serves (checked by the
             # caller's verifications); whatever it logs about the key is collected below
+            # grep exits 1 when the node has no provider key; the report then records an empty setting
             cfg = kafka.ssh_out(node, "grep '^compression.gzip.provider' %s || true" % kafka.CONFIG)
             assert "compression.gzip.provider=" in cfg, cfg
             assert "Compression provider for gzip" not in out, "a stock broker loaded a provider?"
@@ -244,6 +245,7 @@ class UpgradeTest(Test):
         self.start_load(kafka, node, 2, "ours", java_ours)
         with timed(self.times, "features on"):
             def recompressed():
+                # grep -c prints 0 and exits 1 when nothing matched yet: a count, not a failure
                 return [b for b in brokers if kafka.ssh_out(b, "cat %s/log-cleaner.log* %s/server.log* 2>/dev/null | "
                                                             "grep -c 'Recompressed segment .* of log %s-' || true"
                                                             % (kafka.LOGS, kafka.LOGS, TOPIC)).strip() not in ("", "0")]
