@@ -5,8 +5,10 @@ Driven by bench/bench.sh (which `./build.sh bench [--quick] [--only N]` calls wi
 driver: settings, which implementations exist, brokers up and down, the order of the tables. Each table is a module
 in bench/tables/ (calibration, t1_codecs, t2_gzip_stream, t3_sla, t4_broker, t5_codec, t6_threads, t7_perftest,
 t8_consumer);
-shared helpers are in bench/benchlib/ (common, brokers, runs, noise, jfr, charts, report). Writes build/bench/:
-report.md, README-section.md, table*.csv, *.png, results.json, logs/. bench/README.md says what each table measures.
+shared helpers are in bench/benchlib/ (context, common, brokers, runs, memory, noise, jfr, targets, charts, report).
+main() builds the run's Context (benchlib/context.py) and hands it to every table, broker and report function.
+Writes build/bench/: report.md, README-section.md, table*.csv, *.png, results.json, logs/. bench/README.md says what
+each table measures.
 """
 
 import argparse
@@ -15,20 +17,15 @@ import json
 import os
 import shutil
 import signal
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from benchlib import charts, report  # noqa: E402
-from benchlib.brokers import Broker, Impl, run  # noqa: E402
-from benchlib.common import (DATA_ROOT, DIST, JSON, JSON_LARGE, LOGS, OUT, PROVIDERS, SPI_CLASS, WORK, data_info,  # noqa: E402
-                             first_line, jar_has, machine_info, make_sliced_payload, progress)
-from benchlib.jfr import compressing_share, jfr_profile  # noqa: E402
-from benchlib.memory import MEMORY  # noqa: E402
-from benchlib.noise import NOISE  # noqa: E402
-from benchlib.runs import produce  # noqa: E402
-from tables import (calibration, t1_codecs, t2_gzip_stream, t3_sla, t4_broker, t5_codec, t6_threads,  # noqa: E402
-                    t7_perftest, t8_consumer)
+from benchlib import charts, report
+from benchlib.brokers import Broker, Impl, run
+from benchlib.common import PROVIDERS, SPI_CLASS, data_info, first_line, jar_has, machine_info, make_sliced_payload
+from benchlib.context import Context, Paths
+from benchlib.jfr import compressing_share, jfr_profile
+from benchlib.runs import produce
+from tables import (calibration, t1_codecs, t2_gzip_stream, t3_sla, t4_broker, t5_codec, t6_threads, t7_perftest,
+                    t8_consumer)
 
 GZIP6 = {"batch.size": "1048576", "linger.ms": "100", "acks": "1", "compression.type": "gzip"}
 
@@ -67,13 +64,14 @@ def settings(cfg):
                     else "set with --sla-ms")
 
 
-def implementations():
+def implementations(ctx):
     """stock, patched, and patched+<provider> for each provider built into the distribution and usable here."""
-    impls = [Impl("stock", False), Impl("patched", True)]
-    spi = jar_has(os.path.join(DIST, "libs", "kafka-clients-*.jar"), SPI_CLASS)
+    paths = ctx.paths
+    impls = [Impl(paths, "stock", False), Impl(paths, "patched", True)]
+    spi = jar_has(os.path.join(paths.dist, "libs", "kafka-clients-*.jar"), SPI_CLASS)
     for name, cls in PROVIDERS.items():
-        impl = Impl(f"patched+{name}", True, cls)
-        jar = jar_has(os.path.join(DIST, "libs", "*.jar"), cls.replace(".", "/") + ".class")
+        impl = Impl(paths, f"patched+{name}", True, cls)
+        jar = jar_has(os.path.join(paths.dist, "libs", "*.jar"), cls.replace(".", "/") + ".class")
         if not jar:
             impl.status = "not built"
         elif not spi:
@@ -81,61 +79,65 @@ def implementations():
         if impl.status == "ok":
             cmd, env = impl.cmd("run", ["KcBench", "check", cls])
             try:
-                res = run(cmd, env, os.path.join(LOGS, "provider-check.log"), timeout=120).strip().splitlines()
+                res = run(cmd, env, os.path.join(paths.logs, "provider-check.log"), timeout=120).strip().splitlines()
                 res = res[-1] if res else "no output"
             except Exception as e:  # noqa: BLE001
                 res = f"unavailable: check failed ({first_line(e)})"
             if res != "available":
                 impl.status = "unavailable on this host (" + res.replace("unavailable: ", "")[:200] + ")"
         impls.append(impl)
-        progress(f"provider {name}: {impl.status if impl.status != 'ok' else 'available, in ' + os.path.basename(jar)}")
+        ctx.progress(f"provider {name}: "
+                     f"{impl.status if impl.status != 'ok' else 'available, in ' + os.path.basename(jar)}")
     return impls
 
 
-def start_brokers(cfg, impls):
+def start_brokers(ctx, impls):
+    cfg = ctx.cfg
     brokers = {}
     for impl in impls:
         if impl.status != "ok":
             continue
-        progress(f"starting broker {impl.name}")
+        ctx.progress(f"starting broker {impl.name}")
         try:
-            brokers[impl.name] = Broker(impl, impl.name.replace("+", "_")).start()
+            brokers[impl.name] = Broker(ctx, impl, impl.name.replace("+", "_")).start()
         except Exception as e:  # noqa: BLE001
             impl.status = f"broker failed to start ({first_line(e)})"
-            progress(impl.status)
+            ctx.progress(impl.status)
     for impl in impls:
         if impl.name in brokers:
-            progress(f"warm-up {impl.name} ({cfg.broker_warmup_s} s of gzip records, not measured)")
+            ctx.progress(f"warm-up {impl.name} ({cfg.broker_warmup_s} s of gzip records, not measured)")
             try:
-                produce(brokers[impl.name], "warmup", cfg.broker_warmup_s / 2, cfg.broker_warmup_s / 2, GZIP6, JSON)
+                produce(brokers[impl.name], "warmup", cfg.broker_warmup_s / 2, cfg.broker_warmup_s / 2, GZIP6,
+                        ctx.paths.json)
             except Exception as e:  # noqa: BLE001
                 impl.status = f"failed at warm-up ({first_line(e)[:200]})"
-                progress(f"{impl.name}: {impl.status}")
+                ctx.progress(f"{impl.name}: {impl.status}")
     return brokers
 
 
-def profiles_and_limits(cfg, brokers, impls, t1, profile_provider):
+def profiles_and_limits(ctx, brokers, impls, t1, profile_provider):
     """JFR profiles of stock gzip-1 and gzip-6 (the share of producer CPU spent compressing), of the provider's
     gzip-6 too when a target was missed; the Amdahl bounds from them and bench/codec's speeds."""
+    cfg = ctx.cfg
     profiles, shares = [], {}
     runs = [("stock", 6), ("stock", 1)] + ([(profile_provider.name, 6)] if profile_provider else [])
     for name, level in runs:
         if name not in brokers:
             continue
-        progress(f"profile: {name} gzip-{level} with JFR and /proc")
+        ctx.progress(f"profile: {name} gzip-{level} with JFR and /proc")
         try:
-            data = jfr_profile(brokers[name], JSON, cfg.warmup_s, cfg.measure_s,
+            data = jfr_profile(brokers[name], ctx.paths.json, cfg.warmup_s, cfg.measure_s,
                                dict(GZIP6, **{"compression.gzip.level": str(level)}), f"{name}-gzip{level}")
             profiles.append({"label": f"{name} gzip-{level}", "data": data})
             if name == "stock":
                 shares[level] = compressing_share(data)
         except Exception as e:  # noqa: BLE001
-            progress(f"profile failed: {first_line(e)}")
+            ctx.progress(f"profile failed: {first_line(e)}")
     limits = []
-    none = next((r for r in calibration.rows() if r["impl"] == "stock"), None)
+    none = next((r for r in calibration.rows(ctx) if r["impl"] == "stock"), None)
     for impl in [i for i in impls if i.provider and i.status == "ok"]:
         for level in (1, 6):
-            speed = t5_codec.speedup(impl.name, level)
+            speed = t5_codec.speedup(ctx, impl.name, level)
             share, source = shares.get(level), "JFR profile"
             stock = report.t1_row(t1, "stock", "gzip", level)
             if share is None and none and stock:
@@ -151,13 +153,13 @@ def profiles_and_limits(cfg, brokers, impls, t1, profile_provider):
     return profiles, limits
 
 
-def guarded(label, table, fn):
-    """fn()'s rows for a table whose failure the report explains (its STATE["skipped"]) instead of ending the run."""
+def guarded(ctx, label, fn):
+    """fn()'s rows for a table whose failure the report explains (ctx.skipped[label]) instead of ending the run."""
     try:
         return fn()
     except Exception as e:  # noqa: BLE001 - the report says why the table is missing
-        progress(f"{label}: FAILED {first_line(e)}")
-        table.STATE["skipped"] = f"failed: {first_line(e)[:200]}"
+        ctx.progress(f"{label}: FAILED {first_line(e)}")
+        ctx.skipped[label] = f"failed: {first_line(e)[:200]}"
         return []
 
 
@@ -179,16 +181,18 @@ def main():
     cfg.sla_arg = cfg.sla_ms   # as given; cfg.sla_ms may be raised by T3's calibration
     only = set(cfg.only.split(","))
     settings(cfg)
+    ctx = Context(cfg, Paths(os.environ))
+    paths = ctx.paths
 
-    for d in (WORK, LOGS, DATA_ROOT):
+    for d in (paths.work, paths.logs, paths.data_root):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d, exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     info = machine_info()
-    datasets = [data_info(JSON), data_info(JSON_LARGE)]
-    progress(f"machine: {info['cores']} cores, {info['cpu']}, {info['jdk'].split(' / ')[0]}, "
+    datasets = [data_info(paths.json), data_info(paths.json_large)]
+    ctx.progress(f"machine: {info['cores']} cores, {info['cpu']}, {info['jdk'].split(' / ')[0]}, "
              f"load {info['load_at_start']}")
-    impls = implementations()
+    impls = implementations(ctx)
     n_prov = len([i for i in impls if i.status == "ok" and i.provider])
     # tables 6 and 7 run only with a provider: the built-in codec's side once, each provider's beside it
     new = (3 + 3 * n_prov if cfg.quick else 8 + 7 * n_prov) if n_prov else 0
@@ -198,12 +202,12 @@ def main():
     # far"); full: scaled by pairs and records, not measured
     new += 7 + 3 * n_prov if cfg.quick else 18 + 8 * n_prov
     if cfg.quick:
-        progress(f"quick run: {cfg.pairs} pairs per row, runs of {cfg.warmup_s} s warm-up + {cfg.measure_s} s "
+        ctx.progress(f"quick run: {cfg.pairs} pairs per row, runs of {cfg.warmup_s} s warm-up + {cfg.measure_s} s "
                  f"measured; expected about {28 + 6 * n_prov + new} minutes on 2 quiet cores")
     else:
-        progress(f"full run: {cfg.pairs} pairs per row, runs of {cfg.warmup_s} s warm-up + {cfg.measure_s} s measured, "
-                 f"3 SLA runs; expected about {115 + 30 * n_prov + new} minutes on 2 quiet cores, plus "
-                 f"bench/codec/run.sh")
+        ctx.progress(f"full run: {cfg.pairs} pairs per row, runs of {cfg.warmup_s} s warm-up + {cfg.measure_s} s "
+                     f"measured, 3 SLA runs; expected about {115 + 30 * n_prov + new} minutes on 2 quiet cores, plus "
+                     f"bench/codec/run.sh")
 
     brokers = {}
     t1, t2, t3, t4, t6, t7, t8, profiles, limits = [], [], [], [], [], [], [], [], []
@@ -213,58 +217,58 @@ def main():
             codec_text = f.read()
     try:
         if {"1", "3", "4", "6", "8"} & only:
-            brokers = start_brokers(cfg, impls)
-            calibration.run(cfg, brokers, impls)          # first half of the calibration pairs
+            brokers = start_brokers(ctx, impls)
+            calibration.run(ctx, brokers, impls)          # first half of the calibration pairs
         if "1" in only:
-            t1_codecs.run(cfg, brokers, impls)
+            t1_codecs.run(ctx, brokers, impls)
         if "3" in only:
-            cfg.payload_1k = make_sliced_payload(os.path.join(WORK, "json-1k.ndjson"), 1024)
-            t3, _ = t3_sla.run(cfg, brokers, impls)
+            cfg.payload_1k = make_sliced_payload(paths.json, os.path.join(paths.work, "json-1k.ndjson"), 1024)
+            t3, _ = t3_sla.run(ctx, brokers, impls)
             try:
-                t3_sla.fixed_pairs(cfg, brokers, impls, t1_codecs.STATE["samples"].get(("json-records", "gzip", 6, "1m")))
+                t3_sla.fixed_pairs(ctx, brokers, impls, t1_codecs.samples(ctx, ("json-records", "gzip", 6, "1m")))
             except Exception as e:  # noqa: BLE001 - the report says the pairs are missing
-                progress(f"T3 fixed-rate pairs: FAILED {first_line(e)}")
+                ctx.progress(f"T3 fixed-rate pairs: FAILED {first_line(e)}")
         if "4" in only:
-            t4 = t4_broker.run(cfg, brokers, impls)
+            t4 = t4_broker.run(ctx, brokers, impls)
         if "6" in only:
-            t6 = guarded("T6", t6_threads, lambda: t6_threads.run(cfg, brokers, impls))
+            t6 = guarded(ctx, "T6", lambda: t6_threads.run(ctx, brokers, impls))
         if "8" in only:
-            t8 = guarded("T8", t8_consumer, lambda: t8_consumer.run(cfg, brokers, impls))
+            t8 = guarded(ctx, "T8", lambda: t8_consumer.run(ctx, brokers, impls))
         if brokers:
-            calibration.run(cfg, brokers, impls)          # second half, after the tables
-        calibration.evaluate()
+            calibration.run(ctx, brokers, impls)          # second half, after the tables
+        calibration.evaluate(ctx)
         if "1" in only:
-            t1 = t1_codecs.results(impls)                 # size ratios use the calibration's `none` bytes
-            t1_codecs.write(t1)
-            missed = [t for t in report.evaluate_targets(t1, t3, t1_codecs.extra_comparisons(), [])
+            t1 = t1_codecs.results(ctx, impls)            # size ratios use the calibration's `none` bytes
+            t1_codecs.write(ctx, t1)
+            missed = [t for t in report.evaluate_targets(ctx, t1, t3, t1_codecs.extra_comparisons(ctx), [])
                       if t[1] == "miss"]
             prov = next((i for i in impls if i.provider and i.name in brokers and i.status == "ok"), None)
-            profiles, limits = profiles_and_limits(cfg, brokers, impls, t1, prov if missed else None)
+            profiles, limits = profiles_and_limits(ctx, brokers, impls, t1, prov if missed else None)
     finally:
         for b in brokers.values():
             b.stop()
-        MEMORY.close()
+        ctx.memory.close()
     if "7" in only:
         # its own brokers (fresh ones and a warm one), after the tables' brokers are down
         try:
-            t7 = guarded("T7", t7_perftest, lambda: t7_perftest.run(cfg, impls))
+            t7 = guarded(ctx, "T7", lambda: t7_perftest.run(ctx, impls))
         finally:
-            MEMORY.close()
+            ctx.memory.close()
     if "2" in only:
-        t2 = t2_gzip_stream.run(cfg, impls)
-    files = charts.charts(t1, t3, t2)
-    targets = (report.evaluate_targets(t1, t3, t1_codecs.extra_comparisons(), limits)
-               + (t4_broker.targets() if "4" in only else [])
-               + (t6_threads.targets() if "6" in only else []) + (t7_perftest.targets() if "7" in only else [])
-               + (t8_consumer.targets() if "8" in only else []))
-    report.write(cfg, info, datasets, impls, t1, t2, t3, t4, codec_text, files, targets, limits, profiles, started,
+        t2 = t2_gzip_stream.run(ctx, impls)
+    files = charts.charts(ctx, t1, t3, t2)
+    targets = (report.evaluate_targets(ctx, t1, t3, t1_codecs.extra_comparisons(ctx), limits)
+               + (t4_broker.targets(ctx) if "4" in only else [])
+               + (t6_threads.targets(ctx) if "6" in only else []) + (t7_perftest.targets(ctx) if "7" in only else [])
+               + (t8_consumer.targets(ctx) if "8" in only else []))
+    report.write(ctx, info, datasets, impls, t1, t2, t3, t4, codec_text, files, targets, limits, profiles, started,
                  t6=t6 if "6" in only else None, t7=t7 if "7" in only else None, t8=t8 if "8" in only else None)
-    with open(os.path.join(OUT, "results.json"), "w") as f:
+    with open(os.path.join(paths.out, "results.json"), "w") as f:
         json.dump({"t1": t1, "t2": t2, "t3": t3, "t4": t4, "t6": t6, "t7": t7, "t8": t8,
-                   "t7_runs": t7_perftest.STATE["samples"], "calibration": calibration.STATE,
-                   "noise": NOISE.windows, "limits": limits, "targets": targets, "machine": info}, f, indent=1,
+                   "t7_runs": t7_perftest.state(ctx)["samples"], "calibration": calibration.state(ctx),
+                   "noise": ctx.noise.windows, "limits": limits, "targets": targets, "machine": info}, f, indent=1,
                   default=str)
-    progress(f"done: {os.path.join(OUT, 'report.md')}")
+    ctx.progress(f"done: {os.path.join(paths.out, 'report.md')}")
 
 
 if __name__ == "__main__":

@@ -10,9 +10,7 @@ import subprocess
 import time
 import uuid
 
-from benchlib.common import (BROKER_HEAP, CLASSES, CLK_TCK, DATA_ROOT, DIST, JVM_PERF, LOGS, TOOL_HEAP, UPSTREAM, WORK,
-                             free_port, java_tool, progress)
-from benchlib.memory import MEMORY
+from benchlib.common import BROKER_HEAP, JVM_PERF, TOOL_HEAP, clk_tck, free_port, java_tool
 
 
 def proc_cpu_seconds(pid):
@@ -22,11 +20,12 @@ def proc_cpu_seconds(pid):
             fields = f.read().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return (int(fields[11]) + int(fields[12])) / clk_tck()
 
 
 class Impl:
-    def __init__(self, name, patched, provider=None):
+    def __init__(self, paths, name, patched, provider=None):
+        self.paths = paths              # the run's Paths (context.py): the distribution, the stock jars, the harness
         self.name = name
         self.patched = patched
         self.provider = provider        # provider class or None
@@ -47,8 +46,10 @@ class Impl:
         env.pop("KAFKA_OPTS", None)
         return env
 
-    def cmd(self, kind, args, heap=TOOL_HEAP, log_dir=LOGS, extra_jvm=""):
+    def cmd(self, kind, args, heap=TOOL_HEAP, log_dir=None, extra_jvm=""):
         """Command line for a tool/broker: the dist's bin/ scripts, or the same JVM flags on the stock jars."""
+        paths = self.paths
+        log_dir = log_dir or paths.logs
         scripts = {"broker": "kafka-server-start.sh", "storage": "kafka-storage.sh",
                    "perf": "kafka-producer-perf-test.sh", "consumer-perf": "kafka-consumer-perf-test.sh",
                    "topics": "kafka-topics.sh",
@@ -58,18 +59,18 @@ class Impl:
                    "consumer-perf": "org.apache.kafka.tools.ConsumerPerformance",
                    "topics": "org.apache.kafka.tools.TopicCommand", "configs": "kafka.admin.ConfigCommand"}
         env = self.env(heap, log_dir)
-        log4j = os.path.join(DIST, "config", "log4j2.yaml" if kind == "broker" else "tools-log4j2.yaml")
+        log4j = os.path.join(paths.dist, "config", "log4j2.yaml" if kind == "broker" else "tools-log4j2.yaml")
         env["KAFKA_LOG4J_OPTS"] = f"-Dlog4j2.configurationFile={log4j}"
         if extra_jvm:
             env["KAFKA_OPTS"] = extra_jvm
         if self.patched:
             if kind == "run":
-                env["CLASSPATH"] = CLASSES
-            return [os.path.join(DIST, "bin", scripts[kind])] + args, env
+                env["CLASSPATH"] = paths.classes
+            return [os.path.join(paths.dist, "bin", scripts[kind])] + args, env
         cls = classes.get(kind)
-        cp = os.path.join(UPSTREAM, "libs", "*")
+        cp = os.path.join(paths.upstream, "libs", "*")
         if kind == "run":
-            cp = CLASSES + ":" + cp
+            cp = paths.classes + ":" + cp
             cls = args[0]
             args = args[1:]
         java = java_tool("java")
@@ -119,15 +120,16 @@ def run_stream(cmd, env, log, on_line, timeout=3600, on_start=None):
 
 
 class Broker:
-    def __init__(self, impl, tag, extra=None):
+    def __init__(self, ctx, impl, tag, extra=None):
+        self.ctx = ctx                  # the run's Context (context.py): its paths, memory settler, noise log
         self.impl = impl
         self.tag = tag
-        self.dir = os.path.join(WORK, tag)
+        self.dir = os.path.join(ctx.paths.work, tag)
         self.port = free_port()
         self.cport = free_port()
         self.extra = dict(extra or {})
         self.proc = None
-        self.log = os.path.join(LOGS, f"broker-{tag}.out")
+        self.log = os.path.join(ctx.paths.logs, f"broker-{tag}.out")
 
     @property
     def bootstrap(self):
@@ -137,7 +139,7 @@ class Broker:
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         self.logdir = os.path.join(self.dir, "logs")
-        self.datadir = os.path.join(DATA_ROOT, self.tag, "data")
+        self.datadir = os.path.join(self.ctx.paths.data_root, self.tag, "data")
         shutil.rmtree(self.datadir, ignore_errors=True)
         props = {
             "process.roles": "broker,controller", "node.id": "1",
@@ -196,7 +198,7 @@ class Broker:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
-        if DATA_ROOT != WORK and getattr(self, "datadir", None):
+        if self.ctx.paths.data_root != self.ctx.paths.work and getattr(self, "datadir", None):
             shutil.rmtree(self.datadir, ignore_errors=True)     # tmpfs is memory: give it back
 
     def prepare_run(self, need=4 * 1024 ** 3, timeout=30):
@@ -210,7 +212,7 @@ class Broker:
             if st.f_bavail * st.f_frsize >= need and not glob.glob(os.path.join(self.datadir, "*-delete")):
                 break
             time.sleep(0.5)
-        MEMORY.settle()
+        self.ctx.memory.settle()
 
     def cpu_seconds(self):
         return proc_cpu_seconds(self.proc.pid)
@@ -223,7 +225,7 @@ class Broker:
 
     def tool(self, kind, args, timeout=300):
         cmd, env = self.impl.cmd(kind, args)
-        return run(cmd, env, os.path.join(LOGS, f"tools-{self.tag}.log"), timeout=timeout)
+        return run(cmd, env, os.path.join(self.ctx.paths.logs, f"tools-{self.tag}.log"), timeout=timeout)
 
     def create_topic(self, topic, configs):
         args = ["--bootstrap-server", self.bootstrap, "--create", "--topic", topic,
@@ -238,7 +240,7 @@ class Broker:
         try:
             self.tool("topics", ["--bootstrap-server", self.bootstrap, "--delete", "--topic", topic])
         except Exception as e:  # noqa: BLE001 - the run's figures stand; only the room is not given back
-            progress(f"could not delete topic {topic} after its run: {str(e).splitlines()[0]}")
+            self.ctx.progress(f"could not delete topic {topic} after its run: {str(e).splitlines()[0]}")
 
     def alter_topic(self, topic, configs):
         self.tool("configs", ["--bootstrap-server", self.bootstrap, "--alter", "--entity-type", "topics",

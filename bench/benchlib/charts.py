@@ -2,16 +2,16 @@
 
 import os
 
-from benchlib.common import OUT, VERSION, level_label, progress
+from benchlib.common import level_label
 
 
-def charts(t1, t3, t2):
+def charts(ctx, t1, t3, t2):
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        progress("matplotlib missing: no charts")
+        ctx.progress("matplotlib missing: no charts")
         return []
     made = []
     ok = [r for r in t1 if r.get("status") == "ok" and r["dataset"] == "json-records" and r.get("size_ratio")
@@ -38,11 +38,11 @@ def charts(t1, t3, t2):
                 ax.scatter([], [], marker=mk, color="black", label=impl)
         ax.set_xlabel("bytes on disk / bytes on disk uncompressed (lower = smaller)")
         ax.set_ylabel(ylabel)
-        ax.set_title(f"KIP-390 codec x level, json-records, batch.size=1 MiB linger.ms=100 (Kafka {VERSION})")
+        ax.set_title(f"KIP-390 codec x level, json-records, batch.size=1 MiB linger.ms=100 (Kafka {ctx.paths.version})")
         ax.legend(title="implementation")
         ax.grid(alpha=0.3)
         fig.tight_layout()
-        fig.savefig(os.path.join(OUT, fname), dpi=110)
+        fig.savefig(os.path.join(ctx.paths.out, fname), dpi=110)
         plt.close(fig)
         made.append(fname)
     ok3 = [r for r in t3 if r.get("status") == "ok" and r.get("met_in_runs")]
@@ -58,7 +58,7 @@ def charts(t1, t3, t2):
         ax.set_title("KIP-1121: throughput at the p99 SLA (ratio vs stock gzip)")
         ax.grid(axis="y", alpha=0.3)
         fig.tight_layout()
-        fig.savefig(os.path.join(OUT, "throughput_at_sla.png"), dpi=110)
+        fig.savefig(os.path.join(ctx.paths.out, "throughput_at_sla.png"), dpi=110)
         plt.close(fig)
         made.append("throughput_at_sla.png")
     if t2:
@@ -77,7 +77,7 @@ def charts(t1, t3, t2):
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
         fig.tight_layout()
-        fig.savefig(os.path.join(OUT, "gzip_stream_by_record_size.png"), dpi=110)
+        fig.savefig(os.path.join(ctx.paths.out, "gzip_stream_by_record_size.png"), dpi=110)
         plt.close(fig)
         made.append("gzip_stream_by_record_size.png")
     return made

@@ -1,4 +1,4 @@
-"""Paths, constants and small helpers shared by the driver and the tables."""
+"""Constants and small helpers shared by the driver and the tables (the run's paths are in context.py)."""
 
 import csv
 import glob
@@ -7,43 +7,7 @@ import platform
 import socket
 import statistics
 import subprocess
-import time
 import zipfile
-
-ROOT = os.environ.get("KC_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("KC_BUILD") or os.path.join(ROOT, "build")
-# the distribution's directory, not its .tgz beside it
-DIST = os.environ.get("KC_DIST") or (sorted(d for d in glob.glob(os.path.join(BUILD, "dist", "kafka_*"))
-                                            if os.path.isdir(d)) or [os.path.join(BUILD, "dist", "missing")])[0]
-UPSTREAM = os.environ.get("KC_UPSTREAM") or os.path.join(BUILD, "upstream")
-VERSION = os.environ.get("KC_KAFKA_VERSION", "4.3.1")
-DIST_VERSION = os.environ.get("KC_DIST_VERSION", VERSION + "-compress.1")
-OUT = os.path.join(BUILD, "bench")
-WORK = os.path.join(OUT, "work")
-LOGS = os.path.join(OUT, "logs")
-# The brokers' log dirs: on tmpfs when there is room (no figure depends on the disk), else under WORK.
-# KC_BENCH_LOG_DIRS=<dir> chooses. Each measured topic is deleted once its size is read, so tmpfs holds about two runs.
-TMPFS_MIN_FREE = 12 * 1024 ** 3
-
-
-def data_root():
-    if os.environ.get("KC_BENCH_LOG_DIRS"):
-        return os.environ["KC_BENCH_LOG_DIRS"]
-    try:
-        st = os.statvfs("/dev/shm")
-        if st.f_bavail * st.f_frsize >= TMPFS_MIN_FREE:
-            return "/dev/shm/kc-bench"
-    except OSError:
-        pass
-    return WORK
-
-
-DATA_ROOT = data_root()
-CLASSES = os.path.join(OUT, "classes")
-# the JSON records (tests/data/README.md); KC_BENCH_DATA names another folder holding files of the same names
-DATA_DIR = os.path.normpath(os.environ.get("KC_BENCH_DATA", os.path.join(ROOT, "tests", "data")))
-JSON = os.path.join(DATA_DIR, "json-records.ndjson")
-JSON_LARGE = os.path.join(DATA_DIR, "json-large-records.ndjson")
 
 PROVIDERS = {
     # implementation name -> provider class (KIP-1121 CompressionService)
@@ -58,14 +22,11 @@ JVM_PERF = ("-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccu
             "-XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true")
 BROKER_HEAP = "-Xmx1G -Xms1G"
 TOOL_HEAP = "-Xmx512M"
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-T0 = time.time()
 
 
-def progress(msg):
-    el = int(time.time() - T0)
-    print(f"[bench {el // 60:3d}:{el % 60:02d}] {msg}", flush=True)
+def clk_tck():
+    """Clock ticks per second of /proc's CPU times."""
+    return os.sysconf("SC_CLK_TCK")
 
 
 def first_line(e):
@@ -127,9 +88,9 @@ def data_info(path):
     return {"file": os.path.basename(path), "records": n, "avg_bytes": size / max(n, 1), "bytes": size}
 
 
-def make_sliced_payload(dst, size):
-    """Records of `size` bytes cut one after another from json-records.ndjson (newlines removed)."""
-    with open(JSON, "rb") as f:
+def make_sliced_payload(src, dst, size):
+    """Records of `size` bytes cut one after another from src (json-records.ndjson; newlines removed)."""
+    with open(src, "rb") as f:
         data = b"".join(line.rstrip(b"\n") for line in f)
     data = data.replace(b"\n", b" ")
     with open(dst, "wb") as f:
@@ -138,15 +99,17 @@ def make_sliced_payload(dst, size):
     return dst
 
 
-def write_csv(name, rows):
+def write_csv(out_dir, name, rows):
+    """rows as out_dir/name, one column per key (the comparisons, cmp_* keys, are left out: the report prints them)."""
     if not rows:
         return
+    rows = [{k: v for k, v in r.items() if not k.startswith("cmp_")} for r in rows]
     keys = []
     for r in rows:
         for k in r:
             if k not in keys:
                 keys.append(k)
-    with open(os.path.join(OUT, name), "w", newline="") as f:
+    with open(os.path.join(out_dir, name), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         for r in rows:

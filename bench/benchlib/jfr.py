@@ -8,7 +8,7 @@ import subprocess
 import threading
 import time
 
-from benchlib.common import CLK_TCK, OUT, java_tool, md_table
+from benchlib.common import clk_tck, java_tool, md_table
 from benchlib.runs import produce
 
 
@@ -103,7 +103,7 @@ COMM_NAMES = {"java": "main", "kafka-producer-": "kafka-producer-network-thread 
 
 def thread_cpu(pid):
     """CPU seconds (user + system) per thread group of a process, from /proc."""
-    tick = CLK_TCK
+    tick = clk_tck()
     out = {}
     for task in glob.glob(f"/proc/{pid}/task/*"):
         try:
@@ -173,7 +173,7 @@ class ThreadCpuWatch:
 
 def jfr_profile(broker, payload, warmup_s, seconds, props, tag):
     """JFR recordings of the broker and of the producer during one run, analysed by analyze_jfr."""
-    jfr_dir = os.path.join(OUT, "profile")
+    jfr_dir = os.path.join(broker.ctx.paths.out, "profile")
     os.makedirs(jfr_dir, exist_ok=True)
     bfile = os.path.join(jfr_dir, f"{tag}-broker.jfr")
     pfile = os.path.join(jfr_dir, f"{tag}-producer.jfr")

@@ -17,8 +17,6 @@ cache is full. The file is removed at the end; its cached pages go with it."""
 import os
 import time
 
-from benchlib.common import OUT
-
 # the kernel keeps about 1.1-1.4 GB free while a file streams into a full page cache (MemFree in /proc/meminfo while
 # the settler read, 2026-11-24): reading on until less is free would only evict the pages just read
 KEEP_FREE = 1536 * 1024 ** 2
@@ -48,7 +46,7 @@ def page_reporting():
 
 
 class MemorySettler:
-    def __init__(self, path=os.path.join(OUT, "settle-memory.sparse")):
+    def __init__(self, path):
         self.path = path
         self.fd = None
         self.offset = 0
@@ -92,5 +90,3 @@ class MemorySettler:
         except FileNotFoundError:
             pass
 
-
-MEMORY = MemorySettler()

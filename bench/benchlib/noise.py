@@ -6,7 +6,7 @@ calibration gate (stock vs patched gzip-6, identical code paths) does not show 1
 import os
 import statistics
 
-from benchlib.common import CLK_TCK
+from benchlib.common import clk_tck
 
 
 def cpu_times():
@@ -36,7 +36,7 @@ class NoiseLog:
         w = {"load": max(mark["load"], os.getloadavg()[0]),
              "steal_pct": 100.0 * (steal1 - steal0) / dt,
              # machine CPU busy minus our JVMs', in cores (2.0 = both cores used by others)
-             "others_cores": max(0.0, ((busy1 - busy0) / CLK_TCK - own_cpu_s) / wall_s) if wall_s > 0 else None}
+             "others_cores": max(0.0, ((busy1 - busy0) / clk_tck() - own_cpu_s) / wall_s) if wall_s > 0 else None}
         self.windows.append(w)
         return w
 
@@ -63,5 +63,3 @@ class NoiseLog:
                     f"max {s['others_cores_max']:.2f} cores while we measured")
         return txt
 
-
-NOISE = NoiseLog()

@@ -11,8 +11,7 @@ import os
 import time
 
 from benchlib.brokers import proc_cpu_seconds, run_stream
-from benchlib.common import LOGS, median, progress
-from benchlib.noise import NOISE
+from benchlib.common import median
 
 MIN_PAIRS = 3          # fewer pairs than this: no verdict at all
 STABLE_WITHIN = 0.03   # leaving out the last pair moves the median by at most this much: "stable"
@@ -26,6 +25,7 @@ def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", time
     threads: one producer shared by that many sending threads (`KcBench threads`, table 6), which also returns the
     producer's own metrics (`metrics`: name -> value). impl: the producer's implementation (default: the broker's)."""
     impl = impl or broker.impl
+    ctx = broker.ctx
     props = dict(props)
     props.update(impl.provider_props())
     kvs = ",".join(f"{k}={v}" for k, v in props.items())
@@ -49,7 +49,7 @@ def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", time
             st["t0"] = sample()
             f = line.split(",")
             st["warm"] = {"records": int(f[1]), "bytes": int(f[2]), "seconds": float(f[3])}
-            st["noise"] = NOISE.start()
+            st["noise"] = ctx.noise.start()
         elif line.startswith("provider,") and len(line.split(",")) == 4:
             # the provider's own counters in the producer JVM: evidence it compressed, and how often it fell back
             f = line.split(",")
@@ -63,13 +63,14 @@ def produce(broker, topic, warmup_s, seconds, props, payload, extra_jvm="", time
             st["done"] = {"records": int(f[1]), "bytes": int(f[2]), "seconds": float(f[3]),
                           "records_s": float(f[4]), "p50_ms": float(f[5]), "p99_ms": float(f[6]),
                           "avg_ms": float(f[7])}
-    run_stream(cmd, env, os.path.join(LOGS, f"produce-{broker.tag}.log"), on_line, timeout=timeout, on_start=on_start)
+    log = os.path.join(ctx.paths.logs, f"produce-{broker.tag}.log")
+    run_stream(cmd, env, log, on_line, timeout=timeout, on_start=on_start)
     if "done" not in st or "t0" not in st or st["t0"][1] is None or st["t1"][1] is None:
-        raise RuntimeError(f"no steady-state marks from KcBench throughput; see {LOGS}/produce-{broker.tag}.log")
+        raise RuntimeError(f"no steady-state marks from KcBench throughput; see {log}")
     d = st["done"]
     (ta, pa, ba), (tb, pb, bb) = st["t0"], st["t1"]
     mb = d["bytes"] / 1e6
-    NOISE.stop(st["noise"], (pb - pa) + (bb - ba), tb - ta)
+    ctx.noise.stop(st["noise"], (pb - pa) + (bb - ba), tb - ta)
     time.sleep(0.5)
     disk = broker.topic_bytes(topic)
     broker.delete_topic(topic)
@@ -136,7 +137,7 @@ def fmt_cmp(c, higher_is_better, trusted=True, words=("gain", "loss"), floor=(1.
     return txt
 
 
-def run_pairs(label, impls, brokers, n_pairs, one_run, done_counter=None):
+def run_pairs(ctx, label, impls, brokers, n_pairs, one_run, done_counter=None):
     """Runs one_run(impl, broker, pair_index) for n_pairs interleaved pairs; returns {impl name: [sample or None]}."""
     samples = {i.name: [] for i in impls}
     for p in range(n_pairs):
@@ -144,13 +145,13 @@ def run_pairs(label, impls, brokers, n_pairs, one_run, done_counter=None):
             try:
                 r = one_run(impl, brokers[impl.name], p)
             except Exception as e:  # noqa: BLE001 - recorded in the report as a missing sample
-                progress(f"  {label} {impl.name} pair {p + 1}: FAILED {str(e).splitlines()[0] if str(e) else e!r}")
+                ctx.progress(f"  {label} {impl.name} pair {p + 1}: FAILED {str(e).splitlines()[0] if str(e) else e!r}")
                 r = None
             samples[impl.name].append(r)
             if done_counter is not None:
                 done_counter[0] += 1
             if r:
-                progress(f"{label} {impl.name} pair {p + 1}/{n_pairs}"
+                ctx.progress(f"{label} {impl.name} pair {p + 1}/{n_pairs}"
                          + (f" [{done_counter[0]}/{done_counter[1]}]" if done_counter else "")
                          + f": {r['records_s']:,.0f} rec/s, producer {r['producer_ms_per_mb']:.1f} / broker "
                          f"{r['broker_ms_per_mb']:.1f} CPU ms/MB, p99 {r['p99_ms']:.0f} ms, {r['window_s']:.1f} s"

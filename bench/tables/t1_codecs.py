@@ -1,7 +1,7 @@
 """Table 1, KIP-390 codec x level: producer and broker CPU per MB of records, records/s and latency, bytes on disk,
 stock vs this distribution (and gzip through each provider) in interleaved pairs."""
 
-from benchlib.common import JSON, JSON_LARGE, fmt_int, level_label, md_table, progress, write_csv
+from benchlib.common import fmt_int, level_label, md_table, write_csv
 from benchlib.runs import compare, produce, ratios, run_pairs, summarize
 from tables import calibration
 
@@ -13,7 +13,16 @@ FIGURES = [("producer_ms_per_mb", "producer CPU", False, ("less CPU", "more CPU"
            ("size_ratio", "bytes on disk", False, ("smaller", "larger"))]
 BATCH = {"1m": {"batch.size": "1048576", "linger.ms": "100"}, "256k": {"batch.size": "262144", "linger.ms": "20"}}
 BATCH_LABEL = {"1m": "1 MiB / 100 ms", "256k": "256 KiB / 20 ms"}
-STATE = {"samples": {}}   # (dataset, codec, level, batch) -> {impl: [sample or None]}
+
+
+def state(ctx):
+    """This run's table 1: samples, (dataset, codec, level, batch) -> {impl: [sample or None]}."""
+    return ctx.state.setdefault(__name__, {"samples": {}})
+
+
+def samples(ctx, row):
+    """One row's samples, {impl: [sample or None]}, or None if the row was not run."""
+    return state(ctx)["samples"].get(row)
 
 
 def row_list(cfg):
@@ -24,15 +33,16 @@ def row_list(cfg):
     return rows
 
 
-def run(cfg, brokers, impls):
+def run(ctx, brokers, impls):
+    cfg = ctx.cfg
     ok = [i for i in impls if i.status == "ok" and i.name in brokers]
     rows = row_list(cfg)
     total = sum(cfg.pairs * len([i for i in ok if c == "gzip" or not i.provider]) for _, c, _, _ in rows)
     counter = [0, total]
-    progress(f"T1: {len(rows)} rows x {cfg.pairs} interleaved pairs, {total} runs of {cfg.warmup_s} s warm-up "
+    ctx.progress(f"T1: {len(rows)} rows x {cfg.pairs} interleaved pairs, {total} runs of {cfg.warmup_s} s warm-up "
              f"(not measured) + {cfg.measure_s} s measured")
     for ds, codec, level, batch in rows:
-        path = JSON if ds == "json-records" else JSON_LARGE
+        path = ctx.paths.json if ds == "json-records" else ctx.paths.json_large
         props = dict(BATCH[batch], **{"acks": "1", "compression.type": codec})
         if level is not None:
             props[f"compression.{codec}.level"] = str(level)
@@ -41,15 +51,15 @@ def run(cfg, brokers, impls):
         def one(impl, broker, p):
             topic = f"t1_{ds}_{codec}_{level}_{batch}_{p}".replace("None", "d").replace("-", "_")
             return produce(broker, topic, cfg.warmup_s, cfg.measure_s, props, path)
-        STATE["samples"][(ds, codec, level, batch)] = run_pairs(
-            f"T1 {ds} {level_label(codec, level)} {batch}", row_impls, brokers, cfg.pairs, one, counter)
-    return results(impls)
+        state(ctx)["samples"][(ds, codec, level, batch)] = run_pairs(
+            ctx, f"T1 {ds} {level_label(codec, level)} {batch}", row_impls, brokers, cfg.pairs, one, counter)
+    return results(ctx, impls)
 
 
-def results(impls):
+def results(ctx, impls):
     """One row per (dataset, codec, level, batch, impl): medians, and per-pair comparisons against stock."""
     out = []
-    for (ds, codec, level, batch), samples in STATE["samples"].items():
+    for (ds, codec, level, batch), samples in state(ctx)["samples"].items():
         stock = samples.get("stock", [])
         for impl in impls:
             if impl.name not in samples:
@@ -70,12 +80,12 @@ def results(impls):
     return out
 
 
-def extra_comparisons():
+def extra_comparisons(ctx):
     """gzip-1 through a provider against stock lz4 (default level) in the same run, pair by pair."""
     out = {}
-    lz4 = next((v for k, v in STATE["samples"].items() if k[0] == "json-records" and k[1] == "lz4"
+    lz4 = next((v for k, v in state(ctx)["samples"].items() if k[0] == "json-records" and k[1] == "lz4"
                 and k[2] in (None, 9) and k[3] == "1m"), None)
-    g1 = STATE["samples"].get(("json-records", "gzip", 1, "1m"))
+    g1 = state(ctx)["samples"].get(("json-records", "gzip", 1, "1m"))
     if lz4 and g1:
         for name, s in g1.items():
             if name.startswith("patched+"):
@@ -98,11 +108,12 @@ def csv_rows(rows):
     return flat
 
 
-def write(rows):
-    write_csv("table1_kip390.csv", csv_rows(rows))
+def write(ctx, rows):
+    write_csv(ctx.paths.out, "table1_kip390.csv", csv_rows(rows))
 
 
-def markdown(cfg, rows):
+def markdown(ctx, rows):
+    cfg = ctx.cfg
     L = ["## 1. KIP-390: codec x level, CPU per MB\n",
          "One producer (`KcBench throughput`: a `KafkaProducer` of the implementation's own client jars, one send "
          f"with a callback per record, as ProducerPerformance does; records taken in file order so both sides send "
@@ -136,16 +147,16 @@ def markdown(cfg, rows):
             cells = []
             for key, _, hib, words in FIGURES[:3]:
                 cmp_ = r.get("cmp_" + key)
-                cells.append(calibration.judge(cmp_, key, hib, words) if cmp_ else "")
+                cells.append(calibration.judge(ctx, cmp_, key, hib, words) if cmp_ else "")
             trs.append(head + [f"{r['producer_ms_per_mb']:.1f}", cells[0], f"{r['broker_ms_per_mb']:.1f}", cells[1],
                                fmt_int(r["records_s"]), cells[2], f"{r['p99_ms']:.0f}",
                                f"{r['size_ratio']:.4f}" if r.get("size_ratio") else "",
                                f"{r['window_s']:.1f}"])
         L.append(md_table(["codec", "batch / linger", "impl", "producer CPU ms/MB", "vs stock", "broker CPU ms/MB",
                            "vs stock", "records/s", "vs stock", "p99 ms", "size ratio", "window s"], trs) + "\n")
-    ex = extra_comparisons()
+    ex = extra_comparisons(ctx)
     for name, c in ex.items():
         L.append(f"gzip-1 through {name} against stock lz4 (default level 9), pair by pair in this run: records/s "
-                 f"{calibration.judge(c['records_s'], 'records_s', True, ('faster', 'slower'))}; producer "
-                 f"CPU/MB {calibration.judge(c['producer_ms_per_mb'], 'producer_ms_per_mb', False, ('less CPU', 'more CPU'))}.\n")
+                 f"{calibration.judge(ctx, c['records_s'], 'records_s', True, ('faster', 'slower'))}; producer "
+                 f"CPU/MB {calibration.judge(ctx, c['producer_ms_per_mb'], 'producer_ms_per_mb', False, ('less CPU', 'more CPU'))}.\n")
     return "\n".join(L)

@@ -4,27 +4,29 @@ record size, direct vs buffered writes, built-in codec on stock and patched jars
 import os
 
 from benchlib.brokers import run as run_cmd
-from benchlib.common import JSON, JSON_LARGE, LOGS, fmt_x, md_table, progress, write_csv
+from benchlib.common import fmt_x, md_table, write_csv
 
 
-def run(cfg, impls):
+def run(ctx, impls):
+    cfg = ctx.cfg
     rows = []
     providers = ["builtin"] + [i.provider for i in impls if i.provider and i.status == "ok"]
     sizes = "200,1024,4096,16384,65536,168960" if not cfg.quick else "200,4096,168960"
     for impl in [i for i in impls if not i.provider]:
         for level in cfg.t2_levels:
-            progress(f"T2 gzip stream, {impl.name} jars, level {level}, record sizes {sizes}")
+            ctx.progress(f"T2 gzip stream, {impl.name} jars, level {level}, record sizes {sizes}")
             provs = providers if impl.patched else ["builtin"]
             cmd, env = impl.cmd("run", ["KcBench", "gzipstream", str(level), str(cfg.t2_seconds), str(cfg.repeats),
-                                        sizes, ",".join(provs), JSON, JSON_LARGE])
+                                        sizes, ",".join(provs), ctx.paths.json,
+                                        ctx.paths.json_large])
             try:
-                out = run_cmd(cmd, env, os.path.join(LOGS, "table2.log"), timeout=1800)
+                out = run_cmd(cmd, env, os.path.join(ctx.paths.logs, "table2.log"), timeout=1800)
             except Exception as e:  # noqa: BLE001
-                progress(f"  T2 failed: {str(e).splitlines()[0]}")
+                ctx.progress(f"  T2 failed: {str(e).splitlines()[0]}")
                 continue
             for line in out.splitlines():
                 if line.startswith("# "):
-                    progress("  " + line[2:])
+                    ctx.progress("  " + line[2:])
                 parts = line.split(",")
                 if len(parts) == 7 and parts[0] != "impl" and not line.startswith("#"):
                     prov = parts[0]
@@ -40,11 +42,12 @@ def run(cfg, impls):
                        and x["record_bytes"] == r["record_bytes"] and x["level"] == r["level"]), None)
         r["vs_stock"] = round(r["mb_s"] / stock["mb_s"], 3) if stock and stock["mb_s"] else ""
         r["buffered_vs_direct"] = round(r["mb_s"] / direct["mb_s"], 3) if direct and r["mode"] == "buffered" else ""
-    write_csv("table2_kafka6430.csv", rows)
+    write_csv(ctx.paths.out, "table2_kafka6430.csv", rows)
     return rows
 
 
-def markdown(cfg, t2, chart_files):
+def markdown(ctx, t2, chart_files):
+    cfg = ctx.cfg
     L = []
     L.append("## 2. KAFKA-6430: gzip stream throughput by record size\n")
     L.append("In process (`bench/java/KcBench.java`): about 1 MiB of records of each size, cut from the JSON data, "

@@ -6,7 +6,7 @@ import os
 import time
 
 from benchlib.brokers import run_stream
-from benchlib.common import JSON, LOGS, fmt_int, md_table, median, progress, write_csv
+from benchlib.common import fmt_int, md_table, median, write_csv
 from benchlib.runs import compare, fmt_band, fmt_cmp, produce, ratios, run_pairs
 from benchlib.runs import summarize as summarize_samples
 
@@ -15,7 +15,12 @@ FIXED_FRACTION = 0.5    # the fixed-rate step: half of stock gzip's unthrottled 
 PAIRS_PROPS = {"batch.size": "1048576", "linger.ms": "100", "acks": "1", "compression.type": "gzip",
                "compression.gzip.level": "6"}
 PAIRS_RATE = 30_000     # records/s of json-records, or half the slowest implementation's table 1 rate if lower
-PAIRS = {}              # the fixed-rate pairs' result (fixed_pairs()), read by markdown() and the report's targets
+
+
+def state(ctx):
+    """This run's table 3: pairs, the fixed-rate pairs' result (fixed_pairs(): rate, rows, pairs), read by markdown()
+    and the report's targets (pairs_row(), fixed_rate())."""
+    return ctx.state.setdefault(__name__, {"pairs": {}})
 
 
 def variants(impls):
@@ -27,11 +32,12 @@ def variants(impls):
     return out
 
 
-def measure(cfg, impl, broker, codec, topic, fixed):
+def measure(ctx, impl, broker, codec, topic, fixed):
+    cfg = ctx.cfg
     label = f"{impl.name} {codec}"
     props = {"batch.size": str(112 * 1024), "linger.ms": str(cfg.sla_linger), "acks": "1", "compression.type": codec}
     props.update(impl.provider_props())
-    progress(f"T3 {label}: fixed-rate producer (one JVM), {cfg.repeats} x {cfg.sla_seconds} s per step, "
+    ctx.progress(f"T3 {label}: fixed-rate producer (one JVM), {cfg.repeats} x {cfg.sla_seconds} s per step, "
              f"SLA p99 <= {cfg.sla_ms} ms")
     broker.prepare_run()
     cmd, env = impl.cmd("run", ["KcBench", "sla", broker.bootstrap, topic, ",".join(f"{k}={v}" for k, v in props.items()),
@@ -41,12 +47,12 @@ def measure(cfg, impl, broker, codec, topic, fixed):
     def show(line):
         f = line.split(",")
         if f[0] == "peak" and len(f) >= 2:
-            progress(f"T3 {label}: unthrottled {float(f[1]):,.0f} rec/s")
+            ctx.progress(f"T3 {label}: unthrottled {float(f[1]):,.0f} rec/s")
         elif f[0] in ("step", "retry", "fixed") and len(f) == 7:
-            progress(f"T3 {label}: {'fixed rate' if f[0] == 'fixed' else 'target'} {float(f[1]):,.0f} rec/s -> "
+            ctx.progress(f"T3 {label}: {'fixed rate' if f[0] == 'fixed' else 'target'} {float(f[1]):,.0f} rec/s -> "
                      f"{float(f[2]):,.0f} rec/s, p99 {float(f[4]):.1f} ms"
                      + (" (failed: measuring once more)" if f[0] == "retry" else ""))
-    out = run_stream(cmd, env, os.path.join(LOGS, f"sla-{broker.tag}.log"), show, timeout=3600)
+    out = run_stream(cmd, env, os.path.join(ctx.paths.logs, f"sla-{broker.tag}.log"), show, timeout=3600)
     peak, steps, fixed_step = None, [], None
     for line in out.splitlines():
         f = line.split(",")
@@ -62,10 +68,11 @@ def measure(cfg, impl, broker, codec, topic, fixed):
     return peak, steps, fixed_step
 
 
-def one_variant(cfg, impl, broker, codec, run_index, fixed, steps_rows):
+def one_variant(ctx, impl, broker, codec, run_index, fixed, steps_rows):
     """Returns the result row of one implementation/codec in one run."""
+    cfg = ctx.cfg
     topic = f"t3_{impl.name}_{codec}_{run_index}".replace("-", "_").replace("+", "_")
-    peak, steps, fixed_step = measure(cfg, impl, broker, codec, topic, fixed)
+    peak, steps, fixed_step = measure(ctx, impl, broker, codec, topic, fixed)
     # auto SLA: stock gzip runs first; if it cannot meet the SLA even at its lowest rate, the SLA is raised to what is
     # reachable on this host and stock gzip is measured again against it
     if cfg.sla_auto and run_index == 0 and impl.name == "stock" and codec == "gzip" and steps:
@@ -77,11 +84,11 @@ def one_variant(cfg, impl, broker, codec, run_index, fixed, steps_rows):
             cfg.sla_note = (f"stock gzip's p99 was {low['p99']:.0f} ms already at {low['achieved']:,.0f} records/s "
                             f"(20% of its unthrottled rate), so 20 ms is out of reach on this host and this run used "
                             f"{new_sla} ms")
-            progress(f"T3: p99 {low['p99']:.0f} ms at the lowest rate: SLA raised from {cfg.sla_ms} to {new_sla} ms, "
-                     f"stock gzip measured again")
+            ctx.progress(f"T3: p99 {low['p99']:.0f} ms at the lowest rate: SLA raised from {cfg.sla_ms} to "
+                         f"{new_sla} ms, stock gzip measured again")
             cfg.sla_ms = new_sla
             topic += "_2"
-            peak, steps, fixed_step = measure(cfg, impl, broker, codec, topic, fixed)
+            peak, steps, fixed_step = measure(ctx, impl, broker, codec, topic, fixed)
     if not steps:
         raise RuntimeError("no rate steps in the output")
     time.sleep(1)
@@ -112,14 +119,16 @@ def one_variant(cfg, impl, broker, codec, run_index, fixed, steps_rows):
         row.update(fixed_rate=round(fixed_step["target"]), fixed_achieved=round(fixed_step["achieved"]),
                    fixed_p99_ms=fixed_step["p99"], fixed_p50_ms=fixed_step["p50"])
     if best:
-        progress(f"T3 {impl.name} {codec} run {run_index + 1}: {best['achieved']:,.0f} rec/s at p99 <= {cfg.sla_ms} ms")
+        ctx.progress(f"T3 {impl.name} {codec} run {run_index + 1}: {best['achieved']:,.0f} rec/s at p99 <= "
+                     f"{cfg.sla_ms} ms")
     else:
-        progress(f"T3 {impl.name} {codec} run {run_index + 1}: never met p99 <= {cfg.sla_ms} ms; p99 "
+        ctx.progress(f"T3 {impl.name} {codec} run {run_index + 1}: never met p99 <= {cfg.sla_ms} ms; p99 "
                  f"{row['p99_at_lowest_ms']:.0f} ms at its lowest rate {row['lowest_rate']:,} rec/s")
     return row
 
 
-def run(cfg, brokers, impls):
+def run(ctx, brokers, impls):
+    cfg = ctx.cfg
     runs, steps_rows = [], []
     fixed = -FIXED_FRACTION     # the first stock gzip run sets it from its own unthrottled rate
     for r in range(cfg.sla_runs):
@@ -129,19 +138,19 @@ def run(cfg, brokers, impls):
                     runs.append({"run": 1, "impl": impl.name, "codec": codec, "status": impl.status})
                 continue
             try:
-                row = one_variant(cfg, impl, brokers[impl.name], codec, r, fixed, steps_rows)
+                row = one_variant(ctx, impl, brokers[impl.name], codec, r, fixed, steps_rows)
                 if fixed < 0 and row.get("fixed_rate"):
                     fixed = row["fixed_rate"]
             except Exception as e:  # noqa: BLE001
-                progress(f"T3 {impl.name} {codec}: FAILED {str(e).splitlines()[0] if str(e) else e!r}")
+                ctx.progress(f"T3 {impl.name} {codec}: FAILED {str(e).splitlines()[0] if str(e) else e!r}")
                 row = {"run": r + 1, "impl": impl.name, "codec": codec, "status": "failed"}
             runs.append(row)
             if fixed < 0:
                 fixed = 0       # stock gzip gave no rate: no fixed-rate step rather than a different rate per impl
-    write_csv("table3_kip1121_sla_runs.csv", runs)
-    write_csv("table3_kip1121_sla_steps.csv", steps_rows)
+    write_csv(ctx.paths.out, "table3_kip1121_sla_runs.csv", runs)
+    write_csv(ctx.paths.out, "table3_kip1121_sla_steps.csv", steps_rows)
     rows = summarize(runs)
-    write_csv("table3_kip1121_sla.csv", [{k: v for k, v in x.items() if not k.startswith("cmp_")} for x in rows])
+    write_csv(ctx.paths.out, "table3_kip1121_sla.csv", rows)
     return rows, steps_rows
 
 
@@ -151,18 +160,19 @@ def pairs_rate(t1_samples):
     return min([PAIRS_RATE] + [0.5 * r for r in rates])
 
 
-def fixed_pairs(cfg, brokers, impls, t1_samples):
+def fixed_pairs(ctx, brokers, impls, t1_samples):
     """Interleaved pairs at one fixed rate: stock, patched (the built-in codec) and each provider, fresh producer
     JVMs, warm-up discarded; p99 compared with the built-in codec's as the median of per-pair ratios."""
+    cfg = ctx.cfg
     ok = [i for i in impls if i.status == "ok" and i.name in brokers]
     if not any(i.name == "patched" for i in ok):
         return
     rate = round(pairs_rate(t1_samples))
-    progress(f"T3 fixed-rate pairs: {rate:,} rec/s, gzip-6, 1 MiB / 100 ms, {cfg.pairs} pairs")
+    ctx.progress(f"T3 fixed-rate pairs: {rate:,} rec/s, gzip-6, 1 MiB / 100 ms, {cfg.pairs} pairs")
 
     def one(impl, broker, p):
-        return produce(broker, f"t3f_{p}", cfg.warmup_s, cfg.measure_s, PAIRS_PROPS, JSON, rate=rate)
-    samples = run_pairs("T3 fixed rate", ok, brokers, cfg.pairs, one)
+        return produce(broker, f"t3f_{p}", cfg.warmup_s, cfg.measure_s, PAIRS_PROPS, ctx.paths.json, rate=rate)
+    samples = run_pairs(ctx, "T3 fixed rate", ok, brokers, cfg.pairs, one)
     rows = []
     for impl in impls:
         s = summarize_samples(samples.get(impl.name, []))
@@ -175,25 +185,32 @@ def fixed_pairs(cfg, brokers, impls, t1_samples):
                 row[f"cmp_p99_vs_{base}"] = compare(ratios(samples[base], samples[impl.name], "p99_ms"))
                 row[f"cmp_cpu_vs_{base}"] = compare(ratios(samples[base], samples[impl.name], "producer_ms_per_mb"))
         rows.append(row)
-    PAIRS.update(rate=rate, rows=rows, pairs=cfg.pairs)
-    write_csv("table3_fixed_rate_pairs.csv", [{k: v for k, v in r.items() if not k.startswith("cmp_")} for r in rows])
+    state(ctx)["pairs"].update(rate=rate, rows=rows, pairs=cfg.pairs)
+    write_csv(ctx.paths.out, "table3_fixed_rate_pairs.csv", rows)
 
 
-def pairs_row(impl):
-    return next((r for r in PAIRS.get("rows", []) if r["impl"] == impl and r.get("status") == "ok"), None)
+def pairs_row(ctx, impl):
+    return next((r for r in state(ctx)["pairs"].get("rows", []) if r["impl"] == impl and r.get("status") == "ok"),
+                None)
 
 
-def pairs_markdown():
-    if not PAIRS:
+def fixed_rate(ctx):
+    """The fixed-rate pairs' rate (records/s), None if they did not run."""
+    return state(ctx)["pairs"].get("rate")
+
+
+def pairs_markdown(ctx):
+    pairs = state(ctx)["pairs"]
+    if not pairs:
         return "_fixed-rate pairs not run_\n"
     L = [f"### Fixed rate at the fixed-rate producer settings (gzip-6, 1 MiB / 100 ms)\n",
-         f"{fmt_int(PAIRS['rate'])} records/s of json-records (paced from the first record: below every "
+         f"{fmt_int(pairs['rate'])} records/s of json-records (paced from the first record: below every "
          f"implementation's table 1 rate, so latency shows the cost of compressing, not a queue), gzip-6, "
-         f"`batch.size=1048576`, `linger.ms=100`, `acks=1`; {PAIRS['pairs']} interleaved pairs of fresh producer "
+         f"`batch.size=1048576`, `linger.ms=100`, `acks=1`; {pairs['pairs']} interleaved pairs of fresh producer "
          f"JVMs, warm-up discarded. Ratios: median of per-pair ratios [min-max]; patched gzip (no provider) against "
          f"stock is this comparison's calibration. CSV: `table3_fixed_rate_pairs.csv`.\n"]
     trs = []
-    for r in PAIRS["rows"]:
+    for r in pairs["rows"]:
         if r.get("status") != "ok":
             trs.append([r["impl"], r["status"]] + [""] * 5)
             continue
@@ -263,7 +280,8 @@ def self_calibration(rows):
     return ok, (how + ": calibrated" if ok else how + ": **too noisy to judge this table**")
 
 
-def markdown(cfg, rows, chart_files):
+def markdown(ctx, rows, chart_files):
+    cfg = ctx.cfg
     L = ["## 3. KIP-1121: throughput at a p99 latency SLA\n",
          f"Fixed-rate producer (`KcBench sla`: one KafkaProducer of the implementation's own client jars in one JVM "
          f"for all steps, so JIT warm-up is paid once; latency = send to ack of every record), 1 KiB records "
@@ -299,7 +317,7 @@ def markdown(cfg, rows, chart_files):
                       trs) + "\n")
     L.append(f"Calibration of this table: {self_calibration(rows)[1]}.\n")
     L.append("Seeds (KIP-1121, at a 20 ms p99 SLA): QAT-deflate 5.93x gzip, zlib-ng 1.41x, zstd 3.97x.\n")
-    L.append(pairs_markdown())
+    L.append(pairs_markdown(ctx))
     if "throughput_at_sla.png" in chart_files:
         L.append("![throughput at SLA](throughput_at_sla.png)\n")
     return "\n".join(L)

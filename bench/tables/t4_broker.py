@@ -7,8 +7,9 @@ import re
 import time
 
 from benchlib.brokers import run as run_cmd
-from benchlib.common import JSON, LOGS, data_info, first_line, fmt_int, fmt_x, md_table, median, progress, write_csv
+from benchlib.common import data_info, first_line, fmt_int, fmt_x, md_table, median, write_csv
 from benchlib.runs import compare, produce, ratios, run_pairs, summarize
+from benchlib.targets import at_most, target
 from tables import calibration, t5_codec
 
 
@@ -25,12 +26,17 @@ CASES = [("recompress lz4->gzip-6", GZIP6_TOPIC, LZ4, True, "broker"),
           "stock")]
 # targets: broker CPU per MB with a provider vs stock's, at most (test -> ratio)
 TARGETS = {"validate gzip-6 (1 MiB)": 0.8, "validate gzip-6 (256 KiB)": 0.8, "recompress lz4->gzip-6": 0.5}
-STATE = {"bounds": {}, "rows": []}
 
 
-def run(cfg, brokers, impls):
+def state(ctx):
+    """This run's table 4: rows, and the engine bounds of the provider rows ((test, impl) -> bound)."""
+    return ctx.state.setdefault(__name__, {"bounds": {}, "rows": []})
+
+
+def run(ctx, brokers, impls):
+    cfg, st4, json_path = ctx.cfg, state(ctx), ctx.paths.json
     rows = []
-    raw_avg = data_info(JSON)["avg_bytes"]
+    raw_avg = data_info(json_path)["avg_bytes"]
     stock = next((i for i in impls if i.name == "stock" and i.status == "ok"), None)
     for test, topic_cfg, props, with_providers, producer in CASES:
         ok = [i for i in impls if i.status == "ok" and i.name in brokers and (with_providers or not i.provider)]
@@ -43,9 +49,9 @@ def run(cfg, brokers, impls):
         def one(impl, broker, p, test=test, topic_cfg=topic_cfg, props=props, producer=producer):
             topic = "t4_" + "".join(c if c.isalnum() else "_" for c in test) + f"_{p}"
             broker.create_topic(topic, topic_cfg)
-            return produce(broker, topic, cfg.warmup_s, cfg.measure_s, props, JSON,
+            return produce(broker, topic, cfg.warmup_s, cfg.measure_s, props, json_path,
                            impl=stock if producer == "stock" else None)
-        samples = run_pairs(f"T4 {test}", ok, brokers, cfg.pairs, one)
+        samples = run_pairs(ctx, f"T4 {test}", ok, brokers, cfg.pairs, one)
         for impl in ok:
             s = summarize(samples[impl.name])
             if not s:
@@ -60,14 +66,14 @@ def run(cfg, brokers, impls):
                 st = summarize(samples["stock"])
                 if impl.provider and test.startswith("validate") and st:
                     # validating decompresses every batch: the same bound as the consumer's (table 5's speeds)
-                    b = t5_codec.decompress_bound(impl.name, 6, st["broker_ms_per_mb"],
+                    b = t5_codec.decompress_bound(ctx, impl.name, 6, st["broker_ms_per_mb"],
                                                   262144 if "256 KiB" in test else 1048576)
-                    STATE["bounds"][(test, impl.name)] = b
+                    st4["bounds"][(test, impl.name)] = b
                     row["bound"] = round(b["bound"], 3) if b else None
                 elif impl.provider and test == "recompress lz4->gzip-6" and st:
                     # recompressing deflates every batch: Amdahl on table 5's compression speed at level 6
-                    b = t5_codec.compress_bound(impl.name, 6, st["broker_ms_per_mb"])
-                    STATE["bounds"][(test, impl.name)] = b
+                    b = t5_codec.compress_bound(ctx, impl.name, 6, st["broker_ms_per_mb"])
+                    st4["bounds"][(test, impl.name)] = b
                     row["bound"] = round(b["bound"], 3) if b else None
             rows.append(row)
     # log cleaner: keyed gzip records into a delete-policy topic, then switch it to compact and time the clean
@@ -85,8 +91,8 @@ def run(cfg, brokers, impls):
                 props.update(impl.provider_props())
                 cmd, env = impl.cmd("run", ["KcBench", "keyed", b.bootstrap, topic, str(cfg.clean_records),
                                             str(cfg.clean_records // 4), ",".join(f"{k}={v}" for k, v in props.items()),
-                                            JSON])
-                run_cmd(cmd, env, os.path.join(LOGS, f"tools-{b.tag}.log"))
+                                            json_path])
+                run_cmd(cmd, env, os.path.join(ctx.paths.logs, f"tools-{b.tag}.log"))
                 time.sleep(1)
                 # the cleaner thread's summary goes to server.log, its other lines to log-cleaner.log
                 logs = [os.path.join(b.logdir, x) for x in ("server.log", "log-cleaner.log")]
@@ -124,10 +130,10 @@ def run(cfg, brokers, impls):
                      "records_s": msgs / secs if secs > 0 else None,
                      "cpu_ms_per_mb": 1000 * (cpu1 - cpu0) / raw_mb if raw_mb else None}
                 samples.append(s)
-                progress(f"T4 log cleaner {impl.name} rep {rep + 1}: {msgs:,.0f} records in {secs:.1f} s, "
+                ctx.progress(f"T4 log cleaner {impl.name} rep {rep + 1}: {msgs:,.0f} records in {secs:.1f} s, "
                          f"broker {s['cpu_ms_per_mb']:.1f} CPU ms/MB")
             except Exception as e:  # noqa: BLE001
-                progress(f"T4 cleaner {impl.name} failed: {first_line(e)}")
+                ctx.progress(f"T4 cleaner {impl.name} failed: {first_line(e)}")
         if samples:
             rows.append({"test": "log cleaner gzip", "impl": impl.name, "status": "ok", "repeats": len(samples),
                          "records": cfg.clean_records,
@@ -142,17 +148,16 @@ def run(cfg, brokers, impls):
             r["vs_stock_records_s"] = round(r["records_s"] / st["records_s"], 3) if st["records_s"] else ""
             r["vs_stock_cpu"] = round(r["broker_cpu_ms_per_mb"] / st["broker_cpu_ms_per_mb"], 3) \
                 if st["broker_cpu_ms_per_mb"] else ""
-    write_csv("table4_broker.csv", [{k: v for k, v in r.items() if not k.startswith("cmp_")} for r in rows])
-    STATE["rows"] = rows
+    write_csv(ctx.paths.out, "table4_broker.csv", rows)
+    st4["rows"] = rows
     return rows
 
 
-def targets():
+def targets(ctx):
     """Targets: broker CPU per MB with a provider at most 0.8x stock's validating gzip-6 batches (1 MiB and 256 KiB),
     at most 0.5x recompressing lz4 into a gzip-6 topic; [target, result, measured, bound] like report's."""
-    from benchlib.report import at_most, target   # report imports the tables
     out = []
-    for r in STATE["rows"]:
+    for r in state(ctx)["rows"]:
         limit = TARGETS.get(r["test"])
         if limit is None or not r["impl"].startswith("patched+"):
             continue
@@ -162,14 +167,15 @@ def targets():
             continue
         bound, text = None, ""
         if r["test"].startswith("validate") or r["test"] == "recompress lz4->gzip-6":
-            bound = STATE["bounds"].get((r["test"], r["impl"]))
+            bound = state(ctx)["bounds"].get((r["test"], r["impl"]))
             text = t5_codec.fmt_engine_bound(bound)
         ok, how = at_most(limit, bound)
-        out.append(target(name, r.get("cmp_broker"), ok, "broker_ms_per_mb", text, how=how))
+        out.append(target(ctx, name, r.get("cmp_broker"), ok, "broker_ms_per_mb", text, how=how))
     return out
 
 
-def markdown(cfg, t4):
+def markdown(ctx, t4):
+    cfg = ctx.cfg
     L = ["## 4. Broker side: recompression, validation and log cleaner\n",
          f"Recompression: producer sends lz4 (`batch.size=1048576`, `linger.ms=100`, json-records, {cfg.warmup_s} s "
          f"warm-up then {cfg.measure_s} s measured; each broker's own client), the topic says `compression.type=gzip "
@@ -195,8 +201,8 @@ def markdown(cfg, t4):
             trs.append([r["test"], r["impl"], r.get("status"), "", "", "", ""])
             continue
         if "cmp_broker" in r:
-            vs_rec = calibration.judge(r["cmp_records_s"], "records_s", True, ("faster", "slower"))
-            vs_cpu = calibration.judge(r["cmp_broker"], "broker_ms_per_mb", False, ("less CPU", "more CPU"))
+            vs_rec = calibration.judge(ctx, r["cmp_records_s"], "records_s", True, ("faster", "slower"))
+            vs_cpu = calibration.judge(ctx, r["cmp_broker"], "broker_ms_per_mb", False, ("less CPU", "more CPU"))
         else:
             # the cleaner's repeats are not pairs: a ratio of medians, printed without a verdict
             vs_rec = fmt_x(r.get("vs_stock_records_s")) + (" (unpaired, no verdict)" if r.get("vs_stock_records_s") else "")

@@ -7,17 +7,17 @@ import csv
 import math
 import os
 
-from benchlib.common import CODEC_BENCH_NAMES, OUT, md_table
-
-CSV = os.path.join(OUT, "codec", "results.csv")
+from benchlib.common import CODEC_BENCH_NAMES, md_table
 
 
-def _csv(columns):
-    """{(impl name, level, batch bytes): tuple of those columns as floats} from bench/codec's CSV of this run."""
+def _csv(ctx, columns):
+    """{(impl name, level, batch bytes): tuple of those columns as floats} from bench/codec's CSV of this run
+    (build/bench/codec/results.csv)."""
     out = {}
-    if not os.path.exists(CSV):
+    path = os.path.join(ctx.paths.out, "codec", "results.csv")
+    if not os.path.exists(path):
         return out
-    with open(CSV) as f:
+    with open(path) as f:
         for r in csv.DictReader(f):
             try:
                 out[(CODEC_BENCH_NAMES.get(r["provider"], r["provider"]), int(r["level"]), int(r["batch_bytes"]))] = \
@@ -27,35 +27,35 @@ def _csv(columns):
     return out
 
 
-def speedups():
+def speedups(ctx):
     """{(impl name, level, batch bytes): compress speed over the built-in codec} from bench/codec's CSV of this run."""
-    return {k: v[0] for k, v in _csv(("compress_speedup",)).items()}
+    return {k: v[0] for k, v in _csv(ctx, ("compress_speedup",)).items()}
 
 
-def speedup(impl, level, batch=1048576):
-    s = speedups()
+def speedup(ctx, impl, level, batch=1048576):
+    s = speedups(ctx)
     return s.get((impl, level, batch)) or s.get((impl, level, max((k[2] for k in s if k[:2] == (impl, level)),
                                                                    default=0)))
 
 
-def decompress_speeds():
+def decompress_speeds(ctx):
     """{(impl name, level, batch bytes): (decompress speed over the built-in codec, built-in MB/s)} from bench/codec's
     CSV of this run (MB of uncompressed bytes per second, in process)."""
-    return _csv(("decompress_speedup", "builtin_decompress_mbps"))
+    return _csv(ctx, ("decompress_speedup", "builtin_decompress_mbps"))
 
 
-def decompress_bound(impl, level, stock_ms_per_mb, batch=1048576):
+def decompress_bound(ctx, impl, level, stock_ms_per_mb, batch=1048576):
     """The best a provider can do on a process that decompresses gzip (consumer, broker validating): the built-in
     codec's decompression costs 1000 / (its MB/s) CPU ms per MB (table 5, in process), its share of the stock
     process's measured CPU per MB is what a faster inflate can cut, and Amdahl gives the bound on CPU per MB vs
     stock. None when table 5 has no row for this provider and level."""
-    return _bound(decompress_speeds(), impl, level, stock_ms_per_mb, batch, "decompression", "inflate")
+    return _bound(decompress_speeds(ctx), impl, level, stock_ms_per_mb, batch, "decompression", "inflate")
 
 
-def compress_bound(impl, level, stock_ms_per_mb, batch=1048576):
+def compress_bound(ctx, impl, level, stock_ms_per_mb, batch=1048576):
     """The same for a broker that recompresses into gzip (lz4 batches into a gzip topic): what a faster deflate can
     cut is the built-in codec's compression, 1000 / (its MB/s in table 5) CPU ms per MB."""
-    return _bound(_csv(("compress_speedup", "builtin_compress_mbps")), impl, level, stock_ms_per_mb, batch,
+    return _bound(_csv(ctx, ("compress_speedup", "builtin_compress_mbps")), impl, level, stock_ms_per_mb, batch,
                   "compression", "deflate")
 
 

@@ -8,8 +8,9 @@ import re
 import time
 
 from benchlib.brokers import Broker, proc_cpu_seconds, run_stream
-from benchlib.common import JSON, LOGS, first_line, fmt_int, md_table, median, progress, write_csv
+from benchlib.common import first_line, fmt_int, md_table, median, write_csv
 from benchlib.runs import MIN_PAIRS, compare, fmt_cmp, pair_order, produce, ratios
+from benchlib.targets import target
 
 RATE = 25_000           # records/s: the rate of the start-up latency measurement (json-records, gzip-6, 1 MiB / 100 ms)
 PROPS = {"compression.type": "gzip", "compression.gzip.level": "6", "batch.size": "1048576", "linger.ms": "100",
@@ -33,7 +34,11 @@ KEYS = ("p99_ms", "first_avg_ms", "first_max_ms", "avg_ms", "max_ms", "p50_ms", 
 # (key, label): compared provider / built-in codec, pair by pair
 FIGURES = [("p99_ms", "p99, whole run"), ("first_avg_ms", "first window avg latency"),
            ("avg_ms", "avg latency, whole run"), ("producer_ms_per_mb", "producer CPU/MB, whole run")]
-STATE = {"samples": {}, "rows": [], "settings": {}}
+
+
+def state(ctx):
+    """This run's table 7: samples (kind -> impl -> [run or None]), rows, settings, warm_error."""
+    return ctx.state.setdefault(__name__, {"samples": {}, "rows": [], "settings": {}})
 
 
 def settings(cfg):
@@ -43,8 +48,10 @@ def settings(cfg):
 
 def perf_test(impl, broker, topic, st):
     """One whole kafka-producer-perf-test.sh run; returns its parsed figures."""
+    log = os.path.join(broker.ctx.paths.logs, "perf-test-t7.log")
     args = ["--topic", topic, "--num-records", str(st["records"]), "--throughput", str(st["rate"]),
-            "--payload-file", JSON, "--print-metrics", "--producer-props", f"bootstrap.servers={broker.bootstrap}"]
+            "--payload-file", broker.ctx.paths.json, "--print-metrics", "--producer-props",
+            f"bootstrap.servers={broker.bootstrap}"]
     args += [f"{k}={v}" for k, v in dict(PROPS, **impl.provider_props()).items()]
     cmd, env = impl.cmd("perf", args)
     r = {"windows": []}
@@ -76,10 +83,10 @@ def perf_test(impl, broker, topic, st):
                 r[WANTED[(m.group(1), m.group(2))]] = float(m.group(4))
             except ValueError:
                 pass
-    run_stream(cmd, env, os.path.join(LOGS, "perf-test-t7.log"), on_line, timeout=st["seconds"] * 10 + 300,
+    run_stream(cmd, env, log, on_line, timeout=st["seconds"] * 10 + 300,
                on_start=on_start)
     if "p99_ms" not in r:
-        raise RuntimeError(f"no summary line from kafka-producer-perf-test.sh; see {LOGS}/perf-test-t7.log")
+        raise RuntimeError(f"no summary line from kafka-producer-perf-test.sh; see {log}")
     if r["windows"]:
         r["first_avg_ms"], r["first_max_ms"] = r["windows"][0]["avg_ms"], r["windows"][0]["max_ms"]
     # perf-test's MB/sec is MiB of payload per second over its own elapsed time (records / records/sec)
@@ -91,17 +98,18 @@ def perf_test(impl, broker, topic, st):
     return r
 
 
-def run(cfg, impls):
+def run(ctx, impls):
     """Starts its own brokers (the tables' brokers are stopped by then): one per fresh run, one warm one."""
     base = next((i for i in impls if i.name == BASE and i.status == "ok"), None)
     provs = [i for i in impls if i.provider and i.status == "ok"]
     if not base or not provs:
-        STATE["skipped"] = "needs the patched distribution and an available provider"
-        progress(f"T7: skipped ({STATE['skipped']})")
+        ctx.skipped["T7"] = "needs the patched distribution and an available provider"
+        ctx.progress(f"T7: skipped ({ctx.skipped['T7']})")
         return []
-    st = STATE["settings"] = settings(cfg)
+    cfg, t7 = ctx.cfg, state(ctx)
+    st = t7["settings"] = settings(cfg)
     side = [base] + provs
-    progress(f"T7: kafka-producer-perf-test.sh, {fmt_int(st['records'])} records at {fmt_int(st['rate'])} rec/s "
+    ctx.progress(f"T7: kafka-producer-perf-test.sh, {fmt_int(st['records'])} records at {fmt_int(st['rate'])} rec/s "
              f"(about {st['seconds']} s), gzip-6 1 MiB / 100 ms, {st['pairs']} pairs on fresh brokers and on a "
              f"warm one")
     samples = {k: {i.name: [] for i in side} for k in KINDS}
@@ -110,16 +118,16 @@ def run(cfg, impls):
         try:
             r = fn()
         except Exception as e:  # noqa: BLE001 - a missing sample in the report
-            progress(f"  T7 {kind} {impl.name} pair {p + 1}: FAILED {first_line(e)}")
+            ctx.progress(f"  T7 {kind} {impl.name} pair {p + 1}: FAILED {first_line(e)}")
             r = None
         samples[kind][impl.name].append(r)
         if r:
-            progress(f"T7 {kind} {impl.name} pair {p + 1}/{st['pairs']}: {r['records_s']:,.0f} rec/s, p99 "
+            ctx.progress(f"T7 {kind} {impl.name} pair {p + 1}/{st['pairs']}: {r['records_s']:,.0f} rec/s, p99 "
                      f"{r['p99_ms']:.0f} ms, first window avg {r.get('first_avg_ms', float('nan')):.0f} ms, "
                      f"{r['wall_s']:.1f} s")
 
     def fresh(impl, p):
-        b = Broker(base, "t7_fresh")
+        b = Broker(ctx, base, "t7_fresh")
         try:
             b.start()
             b.create_topic(f"t7_fresh_{p}", {})
@@ -132,11 +140,11 @@ def run(cfg, impls):
         for impl in pair_order(side, p):
             record("fresh", impl, p, lambda impl=impl: fresh(impl, p))
 
-    warm = Broker(base, "t7_warm")
+    warm = Broker(ctx, base, "t7_warm")
     try:
         warm.start()
-        progress(f"T7: warm-up of the warm broker ({cfg.broker_warmup_s} s of gzip records, not measured)")
-        produce(warm, "t7_warmup", cfg.broker_warmup_s / 2, cfg.broker_warmup_s / 2, PROPS, JSON)
+        ctx.progress(f"T7: warm-up of the warm broker ({cfg.broker_warmup_s} s of gzip records, not measured)")
+        produce(warm, "t7_warmup", cfg.broker_warmup_s / 2, cfg.broker_warmup_s / 2, PROPS, ctx.paths.json)
         for p in range(st["pairs"]):
             for impl in pair_order(side, p):
                 topic = f"t7_warm_{p}_{impl.name}".replace("+", "_")
@@ -150,17 +158,18 @@ def run(cfg, impls):
                         warm.delete_topic(topic)
                 record("warm", impl, p, one)
     except Exception as e:  # noqa: BLE001 - the fresh rows stand; the warm ones say why they are missing
-        progress(f"T7 warm broker: FAILED {first_line(e)}")
-        STATE["warm_error"] = first_line(e)[:200]
+        ctx.progress(f"T7 warm broker: FAILED {first_line(e)}")
+        t7["warm_error"] = first_line(e)[:200]
     finally:
         warm.stop()
-    STATE["samples"] = samples
-    return results(impls)
+    t7["samples"] = samples
+    return results(ctx, impls)
 
 
-def results(impls):
+def results(ctx, impls):
+    t7 = state(ctx)
     rows = []
-    for kind, samples in STATE["samples"].items():
+    for kind, samples in t7["samples"].items():
         for impl in impls:
             if impl.name not in samples:
                 if impl.provider:       # a provider not built or unavailable here: the row says why
@@ -168,7 +177,7 @@ def results(impls):
                 continue
             ok = [s for s in samples[impl.name] if s]
             if not ok:
-                rows.append({"broker": kind, "impl": impl.name, "status": STATE.get("warm_error", "failed")
+                rows.append({"broker": kind, "impl": impl.name, "status": t7.get("warm_error", "failed")
                              if kind == "warm" else "failed"})
                 continue
             row = {"broker": kind, "impl": impl.name, "status": "ok", "runs": len(ok),
@@ -179,16 +188,16 @@ def results(impls):
                 for key, _ in FIGURES:
                     row["cmp_" + key] = compare(ratios(samples.get(BASE, []), samples[impl.name], key))
             rows.append(row)
-    STATE["rows"] = rows
-    write_csv("table7_perftest.csv", [{k: v for k, v in r.items() if not k.startswith("cmp_")} for r in rows])
+    t7["rows"] = rows
+    write_csv(ctx.paths.out, "table7_perftest.csv", rows)
     return rows
 
 
-def targets():
+def targets(ctx):
     """Target: p99 of whole perf-test runs <= 1.2x the built-in codec's, on a fresh broker and on a warm one."""
-    from benchlib.report import target   # report imports the tables
     out = []
-    for r in STATE["rows"]:
+    rows = state(ctx)["rows"]
+    for r in rows:
         if r["impl"] == BASE:
             continue
         name = (f"{r['impl']}: p99 of whole kafka-producer-perf-test.sh runs <= 1.2x the built-in codec's, "
@@ -196,16 +205,16 @@ def targets():
         if r.get("status") != "ok":
             out.append([name, "not evaluated", r["status"], ""])
             continue
-        t = target(name, r.get("cmp_p99_ms"), lambda c: c["median"] <= 1.2)
-        base = next((b for b in STATE["rows"] if b["impl"] == BASE and b["broker"] == r["broker"]
+        t = target(ctx, name, r.get("cmp_p99_ms"), lambda c: c["median"] <= 1.2)
+        base = next((b for b in rows if b["impl"] == BASE and b["broker"] == r["broker"]
                      and b.get("status") == "ok"), None)
         if base:
             t[2] += f" (p99 {r['p99_ms']:.0f} vs {base['p99_ms']:.0f} ms)"
             if r["sustained"] < r["runs"] or base["sustained"] < base["runs"]:
                 t[2] += f"; not every run sustained {fmt_int(RATE)} rec/s"
         out.append(t)
-    if not STATE["rows"] and STATE.get("skipped"):
-        out.append(["whole kafka-producer-perf-test.sh runs", "not evaluated", STATE["skipped"], ""])
+    if not rows and ctx.skipped.get("T7"):
+        out.append(["whole kafka-producer-perf-test.sh runs", "not evaluated", ctx.skipped["T7"], ""])
     return out
 
 
@@ -213,12 +222,11 @@ def _n(v, fmt="{:.0f}"):
     return fmt.format(v) if isinstance(v, (int, float)) else ""
 
 
-def markdown(cfg, rows):
-    from benchlib.report import bench_command   # report imports the tables
-    st = STATE["settings"]
+def markdown(ctx, rows):
+    cfg, st = ctx.cfg, state(ctx)["settings"]
     L = ["## 7. Whole kafka-producer-perf-test.sh runs at a fixed rate, start-up included\n"]
     if not rows:
-        L.append(f"_not run: {STATE.get('skipped', 'table 7 was not selected')}_\n")
+        L.append(f"_not run: {ctx.skipped.get('T7', 'table 7 was not selected')}_\n")
         return "\n".join(L)
     L.append(f"The distribution's `bin/kafka-producer-perf-test.sh --topic T --num-records {st['records']} "
              f"--throughput {st['rate']} --payload-file json-records.ndjson --print-metrics --producer-props "
@@ -237,7 +245,7 @@ def markdown(cfg, rows):
              f"per-pair ratios [min-max]; there is no calibration row for this table (identical code on both sides "
              f"would cost another {2 * st['pairs']} runs per broker kind), so a band is judged against 1.00 only. "
              f"*sustained*: runs whose records/s reached 95% of the rate. CSV: `table7_perftest.csv`. "
-             f"Command: `{bench_command(cfg)}`.\n")
+             f"Command: `{ctx.command()}`.\n")
     trs = []
     for r in rows:
         if r.get("status") != "ok":

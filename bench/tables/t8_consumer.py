@@ -10,9 +10,9 @@ import time
 
 from benchlib.brokers import proc_cpu_seconds, run_stream
 from benchlib.brokers import run as run_cmd
-from benchlib.common import JSON, LOGS, WORK, first_line, fmt_int, md_table, progress, write_csv
-from benchlib.noise import NOISE
+from benchlib.common import first_line, fmt_int, md_table, write_csv
 from benchlib.runs import MIN_PAIRS, compare, pair_order, ratios, summarize
+from benchlib.targets import at_most, target
 from tables import calibration, t5_codec
 
 LEVELS = (1, 6)
@@ -28,7 +28,11 @@ KEYS = ("consumer_ms_per_mb", "records_s", "fetch_records_s", "mb", "records", "
 FIGURES = [("consumer_ms_per_mb", "consumer CPU/MB", False, ("less CPU", "more CPU"), "producer_ms_per_mb"),
            ("records_s", "records/s", True, ("faster", "slower"), "records_s")]
 TARGET = 0.7            # target: consumer CPU per MB with native-gzip at most 0.7x stock's at gzip-6
-STATE = {"samples": {}, "rows": [], "settings": {}, "bounds": {}}
+
+
+def state(ctx):
+    """This run's table 8: samples (level -> impl -> [run or None]), rows, settings, bounds, broker, disk_bytes."""
+    return ctx.state.setdefault(__name__, {"samples": {}, "rows": [], "settings": {}, "bounds": {}})
 
 
 def settings(cfg):
@@ -39,18 +43,21 @@ def fill(broker, fill_impl, topic, level, records):
     """Fills `topic` once with `records` records of json-records (perf-test draws each from the file's lines) in
     gzip-`level` 1 MiB batches from the stock producer (the built-in codec: the bytes stock's consumer reads)."""
     broker.create_topic(topic, {})
-    args = ["--topic", topic, "--num-records", str(records), "--throughput", "-1", "--payload-file", JSON,
-            "--producer-props", f"bootstrap.servers={broker.bootstrap}", f"compression.gzip.level={level}"]
+    args = ["--topic", topic, "--num-records", str(records), "--throughput", "-1",
+            "--payload-file", broker.ctx.paths.json, "--producer-props", f"bootstrap.servers={broker.bootstrap}",
+            f"compression.gzip.level={level}"]
     args += [f"{k}={v}" for k, v in FILL.items()]
     cmd, env = fill_impl.cmd("perf", args)
-    run_cmd(cmd, env, os.path.join(LOGS, "consumer-fill-t8.log"), timeout=1800)
+    run_cmd(cmd, env, os.path.join(broker.ctx.paths.logs, "consumer-fill-t8.log"), timeout=1800)
     return broker.topic_bytes(topic)
 
 
 def consume(impl, broker, topic, records, group):
     """One whole kafka-consumer-perf-test.sh run in a fresh JVM; CPU of that JVM (utime+stime, /proc) when it prints
     its summary line, per 10^6 bytes of records it consumed."""
-    conf = os.path.join(WORK, f"t8-consumer-{impl.name.replace('+', '_')}.properties")
+    ctx = broker.ctx
+    log = os.path.join(ctx.paths.logs, "consumer-perf-t8.log")
+    conf = os.path.join(ctx.paths.work, f"t8-consumer-{impl.name.replace('+', '_')}.properties")
     with open(conf, "w") as f:
         for k, v in impl.provider_props().items():
             f.write(f"{k}={v}\n")
@@ -61,7 +68,7 @@ def consume(impl, broker, topic, records, group):
     broker.prepare_run()
 
     def on_start(p):
-        t["pid"], t["start"], t["broker0"], t["noise"] = p.pid, time.time(), broker.cpu_seconds(), NOISE.start()
+        t["pid"], t["start"], t["broker0"], t["noise"] = p.pid, time.time(), broker.cpu_seconds(), ctx.noise.start()
 
     def on_line(line):
         line = line.strip()
@@ -83,33 +90,34 @@ def consume(impl, broker, topic, records, group):
                     r[key] = r.get(key, 0.0) + float(line.rsplit(":", 1)[1].strip())
                 except ValueError:
                     pass
-    run_stream(cmd, env, os.path.join(LOGS, "consumer-perf-t8.log"), on_line, timeout=900, on_start=on_start)
+    run_stream(cmd, env, log, on_line, timeout=900, on_start=on_start)
     if "summary" not in t or t.get("cpu") is None:
-        raise RuntimeError(f"no summary line from kafka-consumer-perf-test.sh; see {LOGS}/consumer-perf-t8.log")
+        raise RuntimeError(f"no summary line from kafka-consumer-perf-test.sh; see {log}")
     f = t["summary"]
     mib, n = float(f[2]), int(f[4])
     if n < records:
-        raise RuntimeError(f"consumed {n} of {records} records; see {LOGS}/consumer-perf-t8.log")
+        raise RuntimeError(f"consumed {n} of {records} records; see {log}")
     mb = mib * 1048576 / 1e6
     wall = t["end"] - t["start"]
-    NOISE.stop(t["noise"], t["cpu"] + (t["broker1"] - t["broker0"]), wall)
+    ctx.noise.stop(t["noise"], t["cpu"] + (t["broker1"] - t["broker0"]), wall)
     r.update(records=n, mb=mb, records_s=float(f[5]), fetch_records_s=float(f[9]), rebalance_ms=float(f[6]),
              wall_s=wall, consumer_cpu_s=t["cpu"], consumer_ms_per_mb=1000 * t["cpu"] / mb if mb else None)
     return r
 
 
-def run(cfg, brokers, impls):
+def run(ctx, brokers, impls):
     """Fills one topic per level on the patched broker (no provider), then the consumer pairs; returns the rows."""
+    t8 = state(ctx)
     side = [i for i in impls if i.status == "ok"]
     broker = brokers.get("patched") or brokers.get("stock")
     stock = next((i for i in side if i.name == BASE), None)
     if not broker or not stock or len(side) < 2:
-        STATE["skipped"] = "needs the stock jars, the patched distribution and a running broker"
-        progress(f"T8: skipped ({STATE['skipped']})")
+        ctx.skipped["T8"] = "needs the stock jars, the patched distribution and a running broker"
+        ctx.progress(f"T8: skipped ({ctx.skipped['T8']})")
         return []
-    st = STATE["settings"] = settings(cfg)
-    STATE["broker"] = broker.impl.name
-    progress(f"T8: kafka-consumer-perf-test.sh, {fmt_int(st['records'])} records per run from a topic filled once "
+    st = t8["settings"] = settings(ctx.cfg)
+    t8["broker"] = broker.impl.name
+    ctx.progress(f"T8: kafka-consumer-perf-test.sh, {fmt_int(st['records'])} records per run from a topic filled once "
              f"per level (gzip-{', gzip-'.join(map(str, LEVELS))}, 1 MiB batches), {st['pairs']} interleaved "
              f"pairs of fresh consumer JVMs: {', '.join(i.name for i in side)}")
     samples = {}
@@ -117,7 +125,7 @@ def run(cfg, brokers, impls):
         topic = f"t8_consumer_gzip{level}"
         t0 = time.time()
         disk = fill(broker, stock, topic, level, st["records"])
-        progress(f"T8 gzip-{level}: filled {topic} with {fmt_int(st['records'])} records ({disk / 1e6:.0f} MB on "
+        ctx.progress(f"T8 gzip-{level}: filled {topic} with {fmt_int(st['records'])} records ({disk / 1e6:.0f} MB on "
                  f"disk) in {time.time() - t0:.0f} s")
         samples[level] = {i.name: [] for i in side}
         for p in range(st["pairs"]):
@@ -126,25 +134,27 @@ def run(cfg, brokers, impls):
                 try:
                     r = consume(impl, broker, topic, st["records"], group)
                 except Exception as e:  # noqa: BLE001 - a missing sample in the report
-                    progress(f"  T8 gzip-{level} {impl.name} pair {p + 1}: FAILED {first_line(e)}")
+                    ctx.progress(f"  T8 gzip-{level} {impl.name} pair {p + 1}: FAILED {first_line(e)}")
                     r = None
                 samples[level][impl.name].append(r)
                 if r:
-                    progress(f"T8 gzip-{level} {impl.name} pair {p + 1}/{st['pairs']}: {r['records_s']:,.0f} rec/s, "
-                             f"consumer {r['consumer_ms_per_mb']:.1f} CPU ms/MB ({r['consumer_cpu_s']:.1f} s CPU, "
-                             f"{r['wall_s']:.1f} s)"
-                             + (f", provider {r['provider_batches']:,.0f} batches / "
-                                f"{r.get('provider_fallbacks', 0):,.0f} fallbacks" if "provider_batches" in r else ""))
-        STATE.setdefault("disk_bytes", {})[level] = disk
+                    ctx.progress(f"T8 gzip-{level} {impl.name} pair {p + 1}/{st['pairs']}: "
+                                 f"{r['records_s']:,.0f} rec/s, consumer {r['consumer_ms_per_mb']:.1f} CPU ms/MB "
+                                 f"({r['consumer_cpu_s']:.1f} s CPU, {r['wall_s']:.1f} s)"
+                                 + (f", provider {r['provider_batches']:,.0f} batches / "
+                                    f"{r.get('provider_fallbacks', 0):,.0f} fallbacks"
+                                    if "provider_batches" in r else ""))
+        t8.setdefault("disk_bytes", {})[level] = disk
         broker.delete_topic(topic)
-    STATE["samples"] = samples
-    return results(impls)
+    t8["samples"] = samples
+    return results(ctx, impls)
 
 
-def results(impls):
+def results(ctx, impls):
+    t8 = state(ctx)
     rows = []
-    STATE["bounds"] = {}
-    for level, samples in STATE["samples"].items():
+    t8["bounds"] = {}
+    for level, samples in t8["samples"].items():
         stock = summarize(samples.get(BASE, []), KEYS)
         for impl in impls:
             if impl.name not in samples:
@@ -159,32 +169,32 @@ def results(impls):
                 for key, *_ in FIGURES:
                     row["cmp_" + key] = compare(ratios(samples[BASE], samples[impl.name], key))
             if impl.provider and stock:
-                b = t5_codec.decompress_bound(impl.name, level, stock["consumer_ms_per_mb"])
-                STATE["bounds"][(impl.name, level)] = b
+                b = t5_codec.decompress_bound(ctx, impl.name, level, stock["consumer_ms_per_mb"])
+                t8["bounds"][(impl.name, level)] = b
                 row["bound"] = round(b["bound"], 3) if b else None
             rows.append(row)
-    STATE["rows"] = rows
-    write_csv("table8_consumer.csv", [{k: v for k, v in r.items() if not k.startswith("cmp_")} for r in rows])
+    t8["rows"] = rows
+    write_csv(ctx.paths.out, "table8_consumer.csv", rows)
     return rows
 
 
-def targets():
+def targets(ctx):
     """Target: consumer CPU per MB with a provider at most 0.7x stock's at gzip-6; [target, result, measured, bound]."""
-    from benchlib.report import at_most, target   # report imports the tables
+    t8 = state(ctx)
     out = []
-    for r in STATE["rows"]:
+    for r in t8["rows"]:
         if not r["impl"].startswith("patched+") or r["level"] != 6:
             continue
         name = f"{r['impl']}: consumer CPU/MB <= {TARGET}x stock's at gzip-6, whole consumer runs"
         if r.get("status") != "ok":
             out.append([name, "not evaluated", r["status"], ""])
             continue
-        bound = STATE["bounds"].get((r["impl"], 6))
+        bound = t8["bounds"].get((r["impl"], 6))
         ok, how = at_most(TARGET, bound)
-        out.append(target(name, r.get("cmp_consumer_ms_per_mb"), ok, "producer_ms_per_mb",
+        out.append(target(ctx, name, r.get("cmp_consumer_ms_per_mb"), ok, "producer_ms_per_mb",
                           t5_codec.fmt_engine_bound(bound), how=how))
-    if not STATE["rows"] and STATE.get("skipped"):
-        out.append(["consumer CPU/MB at gzip-6", "not evaluated", STATE["skipped"], ""])
+    if not t8["rows"] and ctx.skipped.get("T8"):
+        out.append(["consumer CPU/MB at gzip-6", "not evaluated", ctx.skipped["T8"], ""])
     return out
 
 
@@ -192,19 +202,19 @@ def _n(v, fmt="{:,.0f}"):
     return fmt.format(v) if isinstance(v, (int, float)) else ""
 
 
-def markdown(cfg, rows):
-    from benchlib.report import bench_command   # report imports the tables
-    st = STATE["settings"]
+def markdown(ctx, rows):
+    t8 = state(ctx)
+    st = t8["settings"]
     L = ["## 8. Consumer: whole kafka-consumer-perf-test.sh runs\n"]
     if not rows:
-        L.append(f"_not run: {STATE.get('skipped', 'table 8 was not selected')}_\n")
+        L.append(f"_not run: {ctx.skipped.get('T8', 'table 8 was not selected')}_\n")
         return "\n".join(L)
-    disk = STATE.get("disk_bytes", {})
+    disk = t8.get("disk_bytes", {})
     L.append(f"One topic per level, filled once by stock's `kafka-producer-perf-test.sh --num-records "
              f"{st['records']} --throughput -1 --payload-file json-records.ndjson` with "
              f"`compression.gzip.level=L {' '.join(f'{k}={v}' for k, v in FILL.items())}` (the built-in codec; "
              + ", ".join(f"gzip-{lv}: {b / 1e6:.0f} MB on disk" for lv, b in disk.items())
-             + f") on the `{STATE.get('broker')}` broker; then every run is a fresh consumer JVM, "
+             + f") on the `{t8.get('broker')}` broker; then every run is a fresh consumer JVM, "
              f"`kafka-consumer-perf-test.sh --topic T --num-records {st['records']} --group <new> --print-metrics "
              f"--command-config F` (stock: the release's jars; this distribution: its `bin/` script; F holds "
              f"`compression.gzip.provider=<class> compression.gzip.provider.required=true` for a provider, nothing "
@@ -221,13 +231,13 @@ def markdown(cfg, rows):
              f"built-in codec's (table 5, 1 MiB batches) and share = (1000 / built-in MB/s) / stock's measured "
              f"consumer CPU/MB, the part of stock's CPU that decompresses. Provider counters "
              f"(`consumer-compression-provider-metrics`, whole run): batches the provider decompressed, batches it "
-             f"failed on. CSV: `table8_consumer.csv`. Command: `{bench_command(cfg)}`.\n")
+             f"failed on. CSV: `table8_consumer.csv`. Command: `{ctx.command()}`.\n")
     trs = []
     for r in rows:
         if r.get("status") != "ok":
             trs.append([f"gzip-{r['level']}", r["impl"], r["status"]] + [""] * 8)
             continue
-        cells = [calibration.judge(r.get("cmp_" + key), gate, hib, words) if r.get("cmp_" + key) else ""
+        cells = [calibration.judge(ctx, r.get("cmp_" + key), gate, hib, words) if r.get("cmp_" + key) else ""
                  for key, _, hib, words, gate in FIGURES]
         trs.append([f"gzip-{r['level']}", r["impl"], f"{r['consumer_ms_per_mb']:.1f}", cells[0],
                     _n(r["records_s"]), cells[1], _n(r.get("fetch_records_s")), f"{r['wall_s']:.1f}",
