@@ -86,18 +86,21 @@ def test_the_dynamic_broker_default_applies_to_topics_without_an_override(broker
         time.sleep(1)
 
 
-@pytest.mark.parametrize("codec,records,size", [("gzip", 100, 8 * MB), ("gzip", 4, 64 * MB), ("lz4", 40, 8 * MB),
-                                                 ("zstd", 40, 8 * MB)])
-def test_bombs_are_refused_before_their_records_are_allocated(broker_factory, client, codec, records, size):
+def test_bombs_are_refused_before_their_records_are_allocated(broker_factory, client):
+    # one broker for the four bombs, one after another (a broker start per bomb cost CI half a minute): each must
+    # leave it up for the next
     b = broker_factory("bombs", heap="-Xmx512m", jvm_opts=["-XX:+ExitOnOutOfMemoryError"],
                        extra_props={"compression.gzip.provider": PROVIDER, "compression.gzip.provider.required": "true"})
     create(b, "bombs", "max.decompressed.message.bytes=%d" % BOUND, "compression.type=gzip")
-    for attempt in range(5):
-        wire, error = produce(client, b, "bombs", codec, records, size)
-        assert error == INVALID_RECORD, (attempt, error)
-    print("%d records of %d bytes, %s, %d bytes on the wire: refused 5 times, broker alive" % (records, size, codec, wire))
-    assert b.proc.poll() is None and "OutOfMemoryError" not in b.output()
-    assert stored_bytes(b, "bombs") == 0
+    for codec, records, size in (("gzip", 100, 8 * MB), ("gzip", 4, 64 * MB), ("lz4", 40, 8 * MB),
+                                 ("zstd", 40, 8 * MB)):
+        for attempt in range(5):
+            wire, error = produce(client, b, "bombs", codec, records, size)
+            assert error == INVALID_RECORD, (codec, records, size, attempt, error)
+        print("%d records of %d bytes, %s, %d bytes on the wire: refused 5 times, broker alive" % (
+            records, size, codec, wire))
+        assert b.proc.poll() is None and "OutOfMemoryError" not in b.output(), (codec, records, size)
+        assert stored_bytes(b, "bombs") == 0, (codec, records, size)
 
 
 def test_stock_kafka_refuses_a_topic_that_names_the_bound(broker_factory):
