@@ -293,7 +293,9 @@ verify_upstream() {
 # <localRepository> of the user's settings.xml, else ~/.m2/repository)
 maven_local_repo() {
     local r
-    r="$(grep -ho -- '-Dmaven.repo.local=[^ ]*' <<<"${MAVEN_OPTS:-}" "$ROOT/.mvn/maven.config" 2>/dev/null | tail -1 | cut -d= -f2-)"
+    # (grep reads no standard input when it is given a file: both go through the pipe; maven.config wins, as in Maven)
+    r="$({ echo "${MAVEN_OPTS:-}"; cat "$ROOT/.mvn/maven.config" 2>/dev/null; } | { grep -o -- '-Dmaven.repo.local=[^ ]*' || true; } \
+        | tail -1 | cut -d= -f2-)"
     [[ -z "$r" && -f "$HOME/.m2/settings.xml" ]] && \
         r="$(sed -n 's:.*<localRepository>\(.*\)</localRepository>.*:\1:p' "$HOME/.m2/settings.xml" | head -1)"
     r="${r/#\~/$HOME}"
