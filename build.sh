@@ -76,7 +76,7 @@ Subcommands:
   source           only fetch upstream and (re)materialize kafka/ with the series
   lock             re-record upstream/artifacts.sha256 from what Maven fetched, and
                    upstream/plugin-artifacts.sha256 from the build plugins it resolved
-                   (maintainers, after changing the pinned release)
+                   (maintainers, after changing the pinned release or a plugin)
   lock --python    re-record requirements.txt's hashes (after changing a pin)
   clean            remove build/ (kafka/ is kept; remove it by hand to re-materialize)
   -h, --help       this help
