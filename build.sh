@@ -12,6 +12,9 @@ LOCK="$ROOT/upstream/artifacts.sha256"
 # third-party artifacts our own modules ship beyond upstream's libs/: qat-java (in libs/), protobuf-java and
 # opentelemetry-proto (shaded into our kafka-clients); paths relative to Maven's local repository
 EXTRA_LOCK="$ROOT/upstream/extra-artifacts.sha256"
+# the Maven plugins the build runs (versions pinned in pom.xml's pluginManagement) and their dependencies, as in
+# Maven's local repository; written by ./build.sh lock, checked before any of them compiles or packages anything
+PLUGIN_LOCK="$ROOT/upstream/plugin-artifacts.sha256"
 UPSTREAM_OUT="$BUILD/upstream"
 
 # The pinned release lives in pom.xml only; everything else reads it from there.
@@ -71,8 +74,9 @@ Subcommands:
   systest [TEST..] run the ducktape system tests on containers of the test-node image
   bench [--quick]  run the benchmarks, stock Kafka $KAFKA_VERSION beside this distribution
   source           only fetch upstream and (re)materialize kafka/ with the series
-  lock             re-record upstream/artifacts.sha256 from what Maven fetched
-                   (maintainers, after changing the pinned release)
+  lock             re-record upstream/artifacts.sha256 from what Maven fetched, and
+                   upstream/plugin-artifacts.sha256 from the build plugins it resolved
+                   (maintainers, after changing the pinned release or a plugin)
   lock --python    re-record requirements.txt's hashes (after changing a pin)
   clean            remove build/ (kafka/ is kept; remove it by hand to re-materialize)
   -h, --help       this help
@@ -258,6 +262,7 @@ fetch_upstream() {
     if [[ -f "$UPSTREAM_OUT/.stamp" && "$(cat "$UPSTREAM_OUT/.stamp")" == "$stamp" ]]; then
         return 0
     fi
+    verify_plugins
     rm -rf "$UPSTREAM_OUT"
     timed "fetching Apache Kafka $KAFKA_VERSION artifacts (sources, tests, runtime closure) with Maven" \
         fetch_upstream_mvn
@@ -293,22 +298,95 @@ verify_upstream() {
 # <localRepository> of the user's settings.xml, else ~/.m2/repository)
 maven_local_repo() {
     local r
-    r="$(grep -ho -- '-Dmaven.repo.local=[^ ]*' <<<"${MAVEN_OPTS:-}" "$ROOT/.mvn/maven.config" 2>/dev/null | tail -1 | cut -d= -f2-)"
+    # (grep reads no standard input when it is given a file: both go through the pipe; maven.config wins, as in Maven)
+    r="$({ echo "${MAVEN_OPTS:-}"; cat "$ROOT/.mvn/maven.config" 2>/dev/null; } | { grep -o -- '-Dmaven.repo.local=[^ ]*' || true; } \
+        | tail -1 | cut -d= -f2-)"
     [[ -z "$r" && -f "$HOME/.m2/settings.xml" ]] && \
         r="$(sed -n 's:.*<localRepository>\(.*\)</localRepository>.*:\1:p' "$HOME/.m2/settings.xml" | head -1)"
     r="${r/#\~/$HOME}"
     echo "${r:-$HOME/.m2/repository}"
 }
 
-# the artifacts of $EXTRA_LOCK, as Maven resolved them for this build, against their pinned SHA-256
-verify_extra_artifacts() {
+# check_m2_lock LIST: the files LIST names (paths relative to Maven's local repository), as Maven resolved them,
+# against LIST's SHA-256; prints sha256sum's complaints and fails on a mismatch or a missing file
+check_m2_lock() {
     local repo
     repo="$(maven_local_repo)"
-    if ! (cd "$repo" 2>/dev/null && sha256sum --quiet --strict -c "$EXTRA_LOCK" >&2); then
+    (cd "$repo" 2>/dev/null && sha256sum --quiet --strict -c "$1" >&2)
+}
+
+# the artifacts of $EXTRA_LOCK, as Maven resolved them for this build, against their pinned SHA-256
+verify_extra_artifacts() {
+    if ! check_m2_lock "$EXTRA_LOCK"; then
         rm -f "$BUILD/.compiled"
-        die "SHA-256 mismatch (or missing file in $repo) against $EXTRA_LOCK: refusing to ship unverified third-party jars"
+        die "SHA-256 mismatch (or missing file in $(maven_local_repo)) against $EXTRA_LOCK: refusing to ship unverified third-party jars"
     fi
     log "third-party artifacts of our modules verified: $(wc -l < "$EXTRA_LOCK") files match $EXTRA_LOCK"
+}
+
+# The build plugins. Maven resolves a plugin and its dependencies when a build first runs it, and runs it at once;
+# so the build first has Maven resolve every plugin the poms name (maven-dependency-plugin's resolve-plugins, over
+# the reactor and upstream/dist/pom.xml, which is not in it), then checks that set against $PLUGIN_LOCK: the same
+# files, with the same SHA-256. Only the resolving plugin itself runs before it is checked (it is in the list).
+# Left out: the default lifecycle's deploy and site plugins, which the build never runs (it stops at package and
+# install); their versions are Maven's defaults, which change with Maven's version.
+PLUGIN_POMS="pom.xml upstream/dist/pom.xml"
+PLUGINS_NOT_RUN="maven-site-plugin,maven-deploy-plugin"
+
+# plugin_closure: the jars of the build's plugins with their dependencies, paths relative to the local repository
+plugin_closure() {
+    local repo out f dep
+    repo="$(realpath -m "$(maven_local_repo)")"
+    # the resolving plugin at the version pom.xml pins, never a prefix lookup of the latest
+    dep="$(sed -n '/<artifactId>maven-dependency-plugin<\/artifactId>/{n;s:.*<version>\(.*\)</version>.*:\1:p;}' \
+        "$ROOT/pom.xml" | head -1)"
+    [[ -n "$dep" ]] || die "pom.xml's pluginManagement pins no maven-dependency-plugin version"
+    out="$(mktemp)"
+    for f in $PLUGIN_POMS; do
+        if ! mvn_q -f "$f" "org.apache.maven.plugins:maven-dependency-plugin:$dep:resolve-plugins" \
+                -DoutputAbsoluteArtifactFilename=true -DappendOutput=true -DoutputFile="$out" \
+                -DexcludeArtifactIds="$PLUGINS_NOT_RUN"; then
+            rm -f "$out"
+            die "Maven could not resolve the build plugins of $f"
+        fi
+    done
+    # "      group:artifact:jar[:classifier]:version:/abs/path.jar" (a plugin's own line is also one of its jars)
+    sed -n 's|^ \{6\}[^/]*:\(/.*\.jar\)$|\1|p' "$out" | while read -r f; do
+        f="$(realpath -m "$f")"
+        [[ "$f" == "$repo/"* ]] || { echo "OUTSIDE $f"; continue; }
+        echo "${f#"$repo/"}"
+    done | sort -u
+    rm -f "$out"
+}
+
+# what decides the plugin set: the poms, the lock and Maven's version
+plugins_stamp() {
+    { cat "$PLUGIN_LOCK"; (cd "$ROOT" && find . -name pom.xml -not -path './build/*' -not -path './kafka/*' | sort | xargs cat)
+      mvn -v 2>/dev/null | sed -n 1p; } | sha256sum | cut -c1-16
+}
+
+# verify_plugins: every plugin jar the build resolves is listed in $PLUGIN_LOCK and matches its SHA-256. The set
+# is computed again when a pom, the lock or Maven changed; the hashes are checked every time.
+verify_plugins() {
+    [[ -z "${PLUGINS_VERIFIED:-}" ]] || return 0
+    [[ -f "$PLUGIN_LOCK" ]] || die "no lock file $PLUGIN_LOCK (run ./build.sh lock to record one)"
+    local stamp listed actual
+    stamp="$(plugins_stamp)"
+    if [[ ! -f "$BUILD/.plugins" || "$(cat "$BUILD/.plugins")" != "$stamp" ]]; then
+        rm -f "$BUILD/.plugins"
+        actual="$(plugin_closure)"
+        listed="$(awk '{print $2}' "$PLUGIN_LOCK" | sort)"
+        if [[ "$listed" != "$actual" ]]; then
+            diff <(echo "$listed") <(echo "$actual") >&2 || true
+            die "the build plugins Maven resolves are not the ones $PLUGIN_LOCK lists (see the diff above; after changing a plugin in a pom, run ./build.sh lock)"
+        fi
+    fi
+    check_m2_lock "$PLUGIN_LOCK" \
+        || die "SHA-256 mismatch (or missing file in $(maven_local_repo)) against $PLUGIN_LOCK: refusing to run unverified build plugins"
+    mkdir -p "$BUILD"
+    echo "$stamp" > "$BUILD/.plugins"
+    PLUGINS_VERIFIED=1
+    log "build plugins verified: $(wc -l < "$PLUGIN_LOCK") jars match $PLUGIN_LOCK"
 }
 
 # requirements.txt's hashes (--require-hashes): every pin's files for the Pythons build/venv and the test nodes use
@@ -363,6 +441,16 @@ PY
 }
 
 cmd_lock() {
+    local repo
+    repo="$(maven_local_repo)"
+    mkdir -p "$BUILD"
+    plugin_closure > "$BUILD/.plugin-closure" || die "could not list the build plugins"
+    ! grep '^OUTSIDE ' "$BUILD/.plugin-closure" >&2 || die "build plugin jars outside $repo (listed above)"
+    (cd "$repo" && xargs sha256sum < "$BUILD/.plugin-closure") > "$PLUGIN_LOCK"
+    rm -f "$BUILD/.plugin-closure"
+    log "recorded $(wc -l < "$PLUGIN_LOCK") build plugin jars in $PLUGIN_LOCK"
+    plugins_stamp > "$BUILD/.plugins"       # the set was just computed: verify_plugins checks the hashes only
+    verify_plugins
     rm -rf "$UPSTREAM_OUT"
     fetch_upstream_mvn
     (cd "$UPSTREAM_OUT" && find sources libs testlibs -name '*.jar' | sort | xargs sha256sum) > "$LOCK"
@@ -560,6 +648,7 @@ compile() {
     if [[ "$(cat "$BUILD/.compiled-poms" 2>/dev/null)" != "$poms" ]]; then
         rm -rf "$BUILD"/patched/*/classes "$BUILD"/providers/*/target/classes "$BUILD"/tools/*/target/classes
     fi
+    verify_plugins
     timed "compiling the patched modules and the providers with Maven (Java 11 for kafka-clients and the providers, as upstream's clients; 17 for the broker modules and the tools)" \
         mvn_q package -DskipTests -pl "$(reactor_modules)" -am
     verify_extra_artifacts
