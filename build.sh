@@ -63,13 +63,15 @@ Subcommands:
                    compile the patched jars and providers, assemble build/dist/
   run [--dir D]    build if needed, then start a single-node KRaft broker on
                    127.0.0.1:9092 in the foreground (data under build/run/, or D)
-  test             build, then upstream's test gate and every project test
-                   except the fresh-machine test
-  test --quick     build, then the project tests that need no container engine
-                   (tests/project without the "container" and "fresh" marks; no gate)
+  test             build, then checkstyle (below), upstream's test gate and every
+                   project test except the fresh-machine test
+  test --quick     build, then checkstyle and the project tests that need no container
+                   engine (tests/project without the "container" and "fresh" marks; no gate)
   test --full      everything: test, plus the fresh-machine test (tests/project
                    /test_fresh_machine.py: Debian 12 and 13 containers from scratch)
   gate             run only upstream's test gate against the patched jars
+  checkstyle [F..] upstream's checkstyle rules, import control and import order on every
+                   Java file the series adds or changes (or on the files F); --help for more
   image            build the broker image and the test-node image (docker or podman)
   systest [TEST..] run the ducktape system tests on containers of the test-node image
   bench [--quick]  run the benchmarks, stock Kafka $KAFKA_VERSION beside this distribution
@@ -78,6 +80,7 @@ Subcommands:
                    upstream/plugin-artifacts.sha256 from the build plugins it resolved
                    (maintainers, after changing the pinned release or a plugin)
   lock --python    re-record requirements.txt's hashes (after changing a pin)
+  lock --checkstyle  re-record tools/checkstyle/artifacts.sha256 (after changing its version)
   clean            remove build/ (kafka/ is kept; remove it by hand to re-materialize)
   -h, --help       this help
 
@@ -798,6 +801,8 @@ cmd_test() {
     fi
     ensure_venv
     local rc=0 t0
+    # seconds to a minute: upstream's checkstyle rules on what the series adds or changes, in every mode
+    ( cmd_checkstyle ) || rc=1
     if [[ $mode != quick ]]; then
         # first, alone: upstream's CPU-heavy tests (the sticky assignors) carry
         # their own timeouts, which other load on 2 cores can make them miss
@@ -825,13 +830,132 @@ cmd_gate() {
     bash "$ROOT/tests/upstream/gate.sh"
 }
 
+# ---------------------------------------------------------------------------
+# checkstyle: Kafka's own Java style rules, import control and import order, on the files the series adds or
+# changes. kafka/ is rebuilt from the release's source jars, which carry no checkstyle/ folder: the rules are ours,
+# written from upstream's (tools/checkstyle/checkstyle.xml says which), and checkstyle comes from Maven Central at
+# the version upstream's build uses, every jar checked against tools/checkstyle/artifacts.sha256.
+
+CHECKSTYLE_DIR="$ROOT/tools/checkstyle"
+CHECKSTYLE_POM="$CHECKSTYLE_DIR/checkstyle-pom.xml"
+CHECKSTYLE_LOCK="$CHECKSTYLE_DIR/artifacts.sha256"
+
+checkstyle_usage() {
+    cat <<EOF
+Usage: ./build.sh checkstyle [FILE...]
+
+Runs checkstyle $(sed -n 's:.*<checkstyle.version>\(.*\)</checkstyle.version>.*:\1:p' "$CHECKSTYLE_POM") with tools/checkstyle/checkstyle.xml: upstream Kafka's style
+checks, import order and import control (the module's tools/checkstyle/import-control-MODULE.xml),
+less the suppressions in tools/checkstyle/suppressions.xml.
+
+Without FILE: every .java file the patch series adds or changes in kafka/ (main and test,
+git -C kafka diff --name-only upstream trunk), kafka/ materialized first if needed.
+With FILE...: those files, in a tree laid out as kafka/ (MODULE/src/{main,test}/java/...):
+the folder before src/ names the module, and so its import-control file.
+
+Prints each violation in checkstyle's form, [ERROR] FILE:LINE:COL: MESSAGE [Check],
+and exits non-zero when there is any. Checkstyle and its dependencies come from Maven
+(the local repository, ~/.m2 by default), each jar checked against
+tools/checkstyle/artifacts.sha256 (./build.sh lock --checkstyle re-records it).
+EOF
+}
+
+# checkstyle_resolve: checkstyle's classpath, as Maven resolves it, in $BUILD/checkstyle/classpath.txt
+checkstyle_resolve() {
+    mkdir -p "$BUILD/checkstyle"
+    verify_plugins      # the pom runs maven-dependency-plugin at the version pom.xml pins, which the plugin lock covers
+    mvn_q -f "$CHECKSTYLE_POM" dependency:build-classpath -Dmdep.includeScope=runtime \
+        -Dmdep.outputFile="$BUILD/checkstyle/classpath.txt" || die "Maven could not resolve checkstyle ($CHECKSTYLE_POM)"
+}
+
+# checkstyle_jars: the classpath's jars, relative to Maven's local repository, one a line
+checkstyle_jars() { tr ':' '\n' < "$BUILD/checkstyle/classpath.txt" | sed "s:^$(maven_local_repo)/::" | sort; }
+
+# checkstyle_classpath: resolves checkstyle and prints its classpath, every jar verified
+checkstyle_classpath() {
+    checkstyle_resolve
+    [[ -f "$CHECKSTYLE_LOCK" ]] || die "no lock file $CHECKSTYLE_LOCK (run ./build.sh lock --checkstyle to record one)"
+    local listed actual
+    listed="$(awk '{print $2}' "$CHECKSTYLE_LOCK" | sort)"
+    actual="$(checkstyle_jars)"
+    if [[ "$listed" != "$actual" ]]; then
+        diff <(echo "$listed") <(echo "$actual") >&2 || true
+        die "checkstyle's classpath is not what $CHECKSTYLE_LOCK lists (see the diff above)"
+    fi
+    check_m2_lock "$CHECKSTYLE_LOCK" || die "SHA-256 mismatch against $CHECKSTYLE_LOCK: refusing to run unverified jars"
+    cat "$BUILD/checkstyle/classpath.txt"
+}
+
+cmd_lock_checkstyle() {
+    mkdir -p "$BUILD"
+    checkstyle_resolve
+    (cd "$(maven_local_repo)" && checkstyle_jars | xargs sha256sum) > "$CHECKSTYLE_LOCK"
+    log "recorded $(wc -l < "$CHECKSTYLE_LOCK") jars in $CHECKSTYLE_LOCK"
+}
+
+cmd_checkstyle() {
+    local files=() f
+    for f in "$@"; do
+        case "$f" in
+            -h|--help) checkstyle_usage; return 0 ;;
+            -*) die "checkstyle: unknown option $f (see ./build.sh checkstyle --help)" ;;
+            *) [[ -f "$f" ]] || die "checkstyle: no such file: $f"
+               files+=("$(cd "$(dirname "$f")" && pwd)/$(basename "$f")") ;;
+        esac
+    done
+    local t0=$SECONDS base=""
+    mkdir -p "$BUILD"
+    if [[ ${#files[@]} == 0 ]]; then
+        fetch_upstream
+        materialize
+        base="$TREE/"
+        while IFS= read -r f; do files+=("$TREE/$f"); done \
+            < <(git -C "$TREE" diff --name-only --diff-filter=d upstream HEAD -- '*.java')
+        [[ ${#files[@]} -gt 0 ]] || { log "checkstyle: the series adds or changes no Java file"; return 0; }
+    fi
+    local cp
+    cp="$(checkstyle_classpath)"
+    # one checkstyle run per module: each module has its own import-control file, as in upstream's build
+    local -A by_module=()
+    local m
+    for f in "${files[@]}"; do
+        [[ "$f" =~ /([^/]+)/src/(main|test)/java/ ]] || die "checkstyle: $f is not under MODULE/src/{main,test}/java/"
+        m="${BASH_REMATCH[1]}"
+        [[ -f "$CHECKSTYLE_DIR/import-control-$m.xml" ]] \
+            || die "checkstyle: no import-control file for module $m (tools/checkstyle/import-control-$m.xml): write one from upstream's"
+        by_module[$m]+="$f"$'\n'
+    done
+    local modules out rc violations=0 n
+    modules="$(printf '%s\n' "${!by_module[@]}" | sort | tr '\n' ' ')"
+    for m in $modules; do
+        rc=0
+        # C1 and the serial collector: a short batch run, not a server
+        out="$(printf '%s' "${by_module[$m]}" | tr '\n' '\0' | xargs -0 java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+            -cp "$cp" -DcheckstyleDir="$CHECKSTYLE_DIR" -DimportControlFile="$CHECKSTYLE_DIR/import-control-$m.xml" \
+            com.puppycrawl.tools.checkstyle.Main -c "$CHECKSTYLE_DIR/checkstyle.xml" 2>&1)" || rc=$?
+        n="$(grep -c '^\[ERROR\] ' <<<"$out" || true)"
+        if [[ $rc != 0 && $n == 0 ]]; then
+            printf '%s\n' "$out" >&2
+            die "checkstyle failed on module $m (output above)"
+        fi
+        # checkstyle's own lines, with paths relative to kafka/ when it checks kafka/
+        grep '^\[\(ERROR\|WARN\)\] ' <<<"$out" | if [[ -n "$base" ]]; then sed "s:\] $base:] :"; else cat; fi || true
+        violations=$((violations + n))
+    done
+    local what="${#files[@]} Java files (${modules% })"
+    if [[ $violations != 0 ]]; then
+        die "checkstyle: $violations violations in $what, in $(elapsed "$t0")"
+    fi
+    log "checkstyle: no violations in $what, in $(elapsed "$t0")"
+}
+
 # the system package groups a subcommand needs (see system_packages)
 groups_for() {
     local engine=engine
     # a Docker engine that answers replaces podman and its helpers
     command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1 && engine=""
     case "$1" in
-        build|run|source|lock) echo build ;;
+        build|run|source|lock|checkstyle) echo build ;;
         gate|bench) echo build python ;;
         test) [[ "${2:-}" == --quick ]] && echo build python || echo "build python $engine ssh" ;;
         image) echo "build $engine" ;;
@@ -854,7 +978,12 @@ main() {
         test) cmd_test "$@" ;;
         gate) cmd_gate "$@" ;;
         source) mkdir -p "$BUILD"; fetch_upstream; materialize ;;
-        lock) if [[ "${1:-}" == --python ]]; then cmd_lock_python; else cmd_lock; fi ;;
+        lock) case "${1:-}" in
+                  --python) cmd_lock_python ;;
+                  --checkstyle) cmd_lock_checkstyle ;;
+                  *) cmd_lock ;;
+              esac ;;
+        checkstyle) cmd_checkstyle "$@" ;;
         clean) rm -rf "$BUILD" ;;
         image|systest|bench)
             local script="$ROOT/docker/images.sh"
