@@ -276,15 +276,22 @@ fetch_upstream() {
 # upstream/pom.xml: sources/ and testlibs/; upstream/dist/pom.xml: libs/ (upstream's binary distribution)
 fetch_upstream_mvn() { mvn_q -N install && mvn_q -f upstream/pom.xml package && mvn_q -f upstream/dist/pom.xml package; }
 
+# lock_lists_same LOCK ACTUAL MESSAGE: the files a lock lists (its second column) must be exactly ACTUAL (sorted, a
+# path a line); otherwise prints the difference and dies with MESSAGE
+lock_lists_same() {
+    local listed
+    listed="$(awk '{print $2}' "$1" | sort)"
+    if [[ "$listed" != "$2" ]]; then
+        # diff exits 1 because the lists differ, which is already known: it only shows how; die is the failure
+        diff <(echo "$listed") <(echo "$2") >&2 || true
+        die "$3"
+    fi
+}
+
 verify_upstream() {
     [[ -f "$LOCK" ]] || die "no lock file $LOCK (run ./build.sh lock to record one)"
-    local listed actual
-    listed="$(awk '{print $2}' "$LOCK" | sort)"
-    actual="$(cd "$UPSTREAM_OUT" && find sources libs testlibs -name '*.jar' | sort)"
-    if [[ "$listed" != "$actual" ]]; then
-        diff <(echo "$listed") <(echo "$actual") >&2 || true
-        die "the artifacts Maven fetched are not the ones $LOCK lists (see the diff above)"
-    fi
+    lock_lists_same "$LOCK" "$(cd "$UPSTREAM_OUT" && find sources libs testlibs -name '*.jar' | sort)" \
+        "the artifacts Maven fetched are not the ones $LOCK lists (see the diff above)"
     if ! (cd "$UPSTREAM_OUT" && sha256sum --quiet -c "$LOCK" >&2); then
         die "SHA-256 mismatch against $LOCK: refusing to build from unverified upstream artifacts"
     fi
@@ -301,7 +308,8 @@ verify_upstream() {
 # <localRepository> of the user's settings.xml, else ~/.m2/repository)
 maven_local_repo() {
     local r
-    # (grep reads no standard input when it is given a file: both go through the pipe; maven.config wins, as in Maven)
+    # (grep reads no standard input when it is given a file: both go through the pipe; maven.config wins, as in Maven;
+    # grep exits 1 when neither sets the option, the usual case, and settings.xml or ~/.m2 below then apply)
     r="$({ echo "${MAVEN_OPTS:-}"; cat "$ROOT/.mvn/maven.config" 2>/dev/null; } | { grep -o -- '-Dmaven.repo.local=[^ ]*' || true; } \
         | tail -1 | cut -d= -f2-)"
     [[ -z "$r" && -f "$HOME/.m2/settings.xml" ]] && \
@@ -373,16 +381,12 @@ plugins_stamp() {
 verify_plugins() {
     [[ -z "${PLUGINS_VERIFIED:-}" ]] || return 0
     [[ -f "$PLUGIN_LOCK" ]] || die "no lock file $PLUGIN_LOCK (run ./build.sh lock to record one)"
-    local stamp listed actual
+    local stamp
     stamp="$(plugins_stamp)"
     if [[ ! -f "$BUILD/.plugins" || "$(cat "$BUILD/.plugins")" != "$stamp" ]]; then
         rm -f "$BUILD/.plugins"
-        actual="$(plugin_closure)"
-        listed="$(awk '{print $2}' "$PLUGIN_LOCK" | sort)"
-        if [[ "$listed" != "$actual" ]]; then
-            diff <(echo "$listed") <(echo "$actual") >&2 || true
-            die "the build plugins Maven resolves are not the ones $PLUGIN_LOCK lists (see the diff above; after changing a plugin in a pom, run ./build.sh lock)"
-        fi
+        lock_lists_same "$PLUGIN_LOCK" "$(plugin_closure)" \
+            "the build plugins Maven resolves are not the ones $PLUGIN_LOCK lists (see the diff above; after changing a plugin in a pom, run ./build.sh lock)"
     fi
     check_m2_lock "$PLUGIN_LOCK" \
         || die "SHA-256 mismatch (or missing file in $(maven_local_repo)) against $PLUGIN_LOCK: refusing to run unverified build plugins"
@@ -875,13 +879,8 @@ checkstyle_jars() { tr ':' '\n' < "$BUILD/checkstyle/classpath.txt" | sed "s:^$(
 checkstyle_classpath() {
     checkstyle_resolve
     [[ -f "$CHECKSTYLE_LOCK" ]] || die "no lock file $CHECKSTYLE_LOCK (run ./build.sh lock --checkstyle to record one)"
-    local listed actual
-    listed="$(awk '{print $2}' "$CHECKSTYLE_LOCK" | sort)"
-    actual="$(checkstyle_jars)"
-    if [[ "$listed" != "$actual" ]]; then
-        diff <(echo "$listed") <(echo "$actual") >&2 || true
-        die "checkstyle's classpath is not what $CHECKSTYLE_LOCK lists (see the diff above)"
-    fi
+    lock_lists_same "$CHECKSTYLE_LOCK" "$(checkstyle_jars)" \
+        "checkstyle's classpath is not what $CHECKSTYLE_LOCK lists (see the diff above)"
     check_m2_lock "$CHECKSTYLE_LOCK" || die "SHA-256 mismatch against $CHECKSTYLE_LOCK: refusing to run unverified jars"
     cat "$BUILD/checkstyle/classpath.txt"
 }
@@ -933,12 +932,14 @@ cmd_checkstyle() {
         out="$(printf '%s' "${by_module[$m]}" | tr '\n' '\0' | xargs -0 java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
             -cp "$cp" -DcheckstyleDir="$CHECKSTYLE_DIR" -DimportControlFile="$CHECKSTYLE_DIR/import-control-$m.xml" \
             com.puppycrawl.tools.checkstyle.Main -c "$CHECKSTYLE_DIR/checkstyle.xml" 2>&1)" || rc=$?
+        # grep -c prints 0 and exits 1 when checkstyle reported nothing: the count decides, not grep's status
         n="$(grep -c '^\[ERROR\] ' <<<"$out" || true)"
         if [[ $rc != 0 && $n == 0 ]]; then
             printf '%s\n' "$out" >&2
             die "checkstyle failed on module $m (output above)"
         fi
-        # checkstyle's own lines, with paths relative to kafka/ when it checks kafka/
+        # checkstyle's own lines, with paths relative to kafka/ when it checks kafka/ (none to show: grep exits 1;
+        # the count above decides the result)
         grep '^\[\(ERROR\|WARN\)\] ' <<<"$out" | if [[ -n "$base" ]]; then sed "s:\] $base:] :"; else cat; fi || true
         violations=$((violations + n))
     done
