@@ -8,6 +8,7 @@ the advisor (--jmx-url) reports their Counts."""
 import json
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -26,11 +27,11 @@ def configs(b, *args, check=True):
     return tool("kafka-configs.sh", "--bootstrap-server", b.bootstrap, *args, check=check)
 
 
-def produce(b, topic, n):
+def produce(b, topic, n, batch_size=1048576):
     """json-records.ndjson with lz4, 1 MiB batches, as a throughput-minded producer sends it."""
     tool("kafka-producer-perf-test.sh", "--topic", topic, "--num-records", str(n), "--throughput", "-1",
          "--payload-file", str(DATA / "json-records.ndjson"), "--producer-props", "bootstrap.servers=" + b.bootstrap,
-         "acks=all", "compression.type=lz4", "batch.size=1048576", "linger.ms=100")
+         "acks=all", "compression.type=lz4", "batch.size=%d" % batch_size, "linger.ms=100")
 
 
 def closed_batches(b, topic):
@@ -142,3 +143,60 @@ def test_delete_policy_segments_recompressed_in_place(broker_factory):
 
     assert read_stock(b, topic, end) == stock_before
     assert read_librdkafka(b, topic, end) == rdkafka_before
+
+
+def time_indexes_mapped(b):
+    """The distinct .timeindex files the broker's JVM has mapped (/proc/PID/maps), the count that counts against
+    vm.max_map_count."""
+    maps = Path("/proc/%d/maps" % b.proc.pid).read_text()
+    return len({line.split()[-1] for line in maps.splitlines() if line.endswith(".timeindex")})
+
+
+def restart(b):
+    b.stop()
+    b.log.unlink()   # start() waits for this run's "Kafka Server started"
+    b.start()
+
+
+def test_restart_reads_no_recompressed_segment(broker_factory):
+    """A restarted broker maps no more time indexes with recompression.lag.ms on, all its segments done, than with
+    it off: the cleaner's progress is in recompression-offset-checkpoint, and a done segment is not read again."""
+    require_dist()
+    partitions = 40
+    b = broker_factory(extra_props={"log.cleaner.backoff.ms": "300"})
+    topic = "many"
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", topic, "--partitions",
+         str(partitions), "--replication-factor", "1", "--config", "cleanup.policy=delete", "--config",
+         "segment.ms=1500")
+    for _ in range(4):
+        produce(b, topic, 6000, batch_size=16384)   # batches of a few dozen records, over every partition
+        time.sleep(1.6)
+    produce(b, topic, 6000, batch_size=16384)   # rolls the last round's segments
+    closed = sum(len(b.segments(topic, p)) - 1 for p in range(partitions))
+    assert closed >= 2 * partitions, closed
+    configs(b, "--alter", "--entity-type", "topics", "--entity-name", topic, "--add-config",
+            "compaction.compression.type=zstd,compression.zstd.level=3,recompression.lag.ms=0")
+
+    checkpoint = b.data / "recompression-offset-checkpoint"
+
+    def done():   # every partition's progress is at its active segment
+        if not checkpoint.exists():
+            return False
+        offsets = dict(line.rsplit(" ", 1) for line in checkpoint.read_text().splitlines()[2:])
+        return all(offsets.get("%s %d" % (topic, p)) == str(int(b.segments(topic, p)[-1].stem))
+                   for p in range(partitions))
+    deadline = time.time() + 180
+    while time.time() < deadline and not done():
+        time.sleep(1)
+    assert done(), checkpoint.read_text() if checkpoint.exists() else "no " + str(checkpoint)
+
+    restart(b)
+    time.sleep(15)   # about 50 cleaner passes (log.cleaner.backoff.ms=300); retention's first check is at 30 s
+    on = time_indexes_mapped(b)
+    configs(b, "--alter", "--entity-type", "topics", "--entity-name", topic, "--delete-config", "recompression.lag.ms")
+    restart(b)
+    time.sleep(15)
+    off = time_indexes_mapped(b)
+    print("time indexes mapped 15 s after a restart, %d partitions with %d closed segments: recompression on %d, off %d"
+          % (partitions, closed, on, off))
+    assert on <= off, (on, off)
