@@ -162,16 +162,16 @@ def test_restart_reads_no_recompressed_segment(broker_factory):
     """A restarted broker maps no more time indexes with recompression.lag.ms on, all its segments done, than with
     it off: the cleaner's progress is in recompression-offset-checkpoint, and a done segment is not read again."""
     require_dist()
-    partitions = 40
+    partitions = 24
     b = broker_factory(extra_props={"log.cleaner.backoff.ms": "300"})
     topic = "many"
     tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", topic, "--partitions",
          str(partitions), "--replication-factor", "1", "--config", "cleanup.policy=delete", "--config",
          "segment.ms=1500")
-    for _ in range(4):
-        produce(b, topic, 6000, batch_size=16384)   # batches of a few dozen records, over every partition
+    for _ in range(3):
+        produce(b, topic, 4000, batch_size=16384)   # batches of a few dozen records, over every partition
         time.sleep(1.6)
-    produce(b, topic, 6000, batch_size=16384)   # rolls the last round's segments
+    produce(b, topic, 4000, batch_size=16384)   # rolls the last round's segments
     closed = sum(len(b.segments(topic, p)) - 1 for p in range(partitions))
     assert closed >= 2 * partitions, closed
     configs(b, "--alter", "--entity-type", "topics", "--entity-name", topic, "--add-config",
@@ -191,12 +191,12 @@ def test_restart_reads_no_recompressed_segment(broker_factory):
     assert done(), checkpoint.read_text() if checkpoint.exists() else "no " + str(checkpoint)
 
     restart(b)
-    time.sleep(15)   # about 50 cleaner passes (log.cleaner.backoff.ms=300); retention's first check is at 30 s
+    time.sleep(10)   # about 30 cleaner passes (log.cleaner.backoff.ms=300); retention's first check is at 30 s
     on = time_indexes_mapped(b)
     configs(b, "--alter", "--entity-type", "topics", "--entity-name", topic, "--delete-config", "recompression.lag.ms")
     restart(b)
-    time.sleep(15)
+    time.sleep(10)
     off = time_indexes_mapped(b)
-    print("time indexes mapped 15 s after a restart, %d partitions with %d closed segments: recompression on %d, off %d"
+    print("time indexes mapped 10 s after a restart, %d partitions with %d closed segments: recompression on %d, off %d"
           % (partitions, closed, on, off))
     assert on <= off, (on, off)

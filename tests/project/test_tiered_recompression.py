@@ -1,0 +1,104 @@
+"""recompression.lag.ms on a topic with tiered storage (patch 0039): the log cleaner rewrites each closed segment
+before the remote log manager copies it, so remote storage gets the dense copy. The remote store is upstream's
+LocalTieredStorage (kafka-storage 4.3.1's test jar, build/upstream/testlibs, checked against
+upstream/artifacts.sha256) in the test's directory. An lz4 topic rewritten into zstd 19 is compared with the same
+records in an lz4 topic that is not recompressed; the broker is killed with SIGKILL while the cleaner rewrites a
+segment and again once the first segment is in remote storage; after local retention has removed the local copies,
+stock 4.3.1's console consumer reads every record from the beginning, each at its offset, once."""
+import os
+import shutil
+import signal
+import time
+
+from conftest import UPSTREAM, require_dist, tool
+from test_cold_recompression import RECORDS_PER_ROUND, closed_bytes, configs, produce, read_stock
+
+TEST_JAR = UPSTREAM / "testlibs" / "kafka-storage-4.3.1-test.jar"
+
+
+def remote_segments(remote_dir, topic):
+    """The .log files LocalTieredStorage holds for the topic's partition 0."""
+    return sorted(p for p in remote_dir.rglob("*.log") if p.parent.name.startswith(topic + "-0"))
+
+
+def kill9(b):
+    os.killpg(b.proc.pid, signal.SIGKILL)
+    b.proc.wait()
+    b.log.unlink()   # start() waits for this run's "Kafka Server started"
+    b.start()
+
+
+def wait_for(what, condition, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    raise AssertionError("timed out after %d s waiting for %s" % (timeout, what))
+
+
+def test_tiered_topic_copied_after_recompression(broker_factory, tmp_path):
+    require_dist()
+    assert TEST_JAR.exists(), "%s: ./build.sh build fetches it" % TEST_JAR
+    remote_dir = tmp_path / "remote"
+    b = broker_factory(extra_props={
+        "log.cleaner.backoff.ms": "300",
+        "log.retention.check.interval.ms": "1000",
+        "remote.log.storage.system.enable": "true",
+        "remote.log.storage.manager.class.name": "org.apache.kafka.server.log.remote.storage.LocalTieredStorage",
+        "remote.log.storage.manager.class.path": str(TEST_JAR),
+        "remote.log.storage.manager.impl.prefix": "rsm.config.",
+        "rsm.config.dir": str(remote_dir),
+        "remote.log.metadata.manager.listener.name": "PLAINTEXT",
+        "rlmm.config.remote.log.metadata.topic.replication.factor": "1",
+        "remote.log.manager.task.interval.ms": "500",
+    })
+    plain, tiered = "plain", "tiered"
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", plain, "--partitions", "1",
+         "--replication-factor", "1", "--config", "cleanup.policy=delete", "--config", "segment.ms=2000")
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", tiered, "--partitions", "1",
+         "--replication-factor", "1", "--config", "cleanup.policy=delete", "--config", "segment.ms=2000",
+         "--config", "remote.storage.enable=true", "--config", "local.retention.ms=1000",
+         "--config", "compaction.compression.type=zstd", "--config", "compression.zstd.level=19",
+         "--config", "recompression.lag.ms=0")
+    rounds = 2
+    for topic in (plain, tiered):
+        for _ in range(rounds):
+            produce(b, topic, RECORDS_PER_ROUND)
+            time.sleep(2.5)
+        produce(b, topic, 1)   # rolls the last round's segment
+    end = rounds * RECORDS_PER_ROUND + 1
+    lz4_bytes = closed_bytes(b, plain)
+
+    # a kill -9 while the cleaner rewrites a segment of the tiered topic (its .cleaned file exists)
+    partition = b.data / (tiered + "-0")
+    wait_for("a rewrite in progress", lambda: any(partition.glob("*.cleaned")), 120)
+    kill9(b)
+    # a kill -9 once the first segment is in remote storage
+    wait_for("a segment in remote storage", lambda: remote_segments(remote_dir, tiered), 180)
+    kill9(b)
+
+    # every closed segment copied, then removed locally by local.retention.ms
+    def local_copies_gone():
+        return all(int(s.stem) >= end - 1 for s in b.segments(tiered))
+    wait_for("the local copies to go", local_copies_gone, 300)
+    remote = remote_segments(remote_dir, tiered)
+    remote_bytes = sum(p.stat().st_size for p in remote)
+    ratio = remote_bytes / lz4_bytes
+    print("%s: %d bytes in lz4 (topic %s), %d bytes in %d remote segments after recompression to zstd 19 (%.3fx)"
+          % (tiered, lz4_bytes, plain, remote_bytes, len(remote), ratio))
+    assert ratio <= 0.6, (lz4_bytes, remote_bytes)
+    codecs = set()
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    for p in remote:
+        named = dump / (p.name.split("-")[0] + ".log")   # kafka-dump-log.sh reads the base offset from the name
+        shutil.copyfile(p, named)
+        out = tool("kafka-dump-log.sh", "--files", str(named)).stdout
+        codecs |= {line.split("compresscodec: ")[1].split()[0] for line in out.splitlines() if "compresscodec: " in line
+                   and "isControl: false" in line and "count: 1 " not in line}
+    assert codecs == {"zstd"}, codecs
+
+    read = read_stock(b, tiered, end)
+    offsets = [int(line.split("Offset:")[1].split()[0]) for line in read]
+    assert offsets == list(range(end)), (len(offsets), offsets[:3], offsets[-3:])
