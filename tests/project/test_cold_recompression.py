@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, DIST, free_port, require_dist, run, tool
+from conftest import DATA, DIST, free_port, full_only, require_dist, run, tool
 from test_topic_metrics import jmx_counts
 
 CLEANER_METRICS = ("CleanerRecompressionBytesInPerSec", "CleanerRecompressionBytesOutPerSec",
@@ -158,6 +158,7 @@ def restart(b):
     b.start()
 
 
+@full_only
 def test_restart_reads_no_recompressed_segment(broker_factory):
     """A restarted broker maps no more time indexes with recompression.lag.ms on, all its segments done, than with
     it off: the cleaner's progress is in recompression-offset-checkpoint, and a done segment is not read again."""

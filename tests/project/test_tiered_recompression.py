@@ -10,7 +10,7 @@ import shutil
 import signal
 import time
 
-from conftest import UPSTREAM, require_dist, tool
+from conftest import UPSTREAM, full_only, require_dist, tool
 from test_cold_recompression import RECORDS_PER_ROUND, closed_bytes, configs, produce, read_stock
 
 TEST_JAR = UPSTREAM / "testlibs" / "kafka-storage-4.3.1-test.jar"
@@ -37,6 +37,7 @@ def wait_for(what, condition, timeout):
     raise AssertionError("timed out after %d s waiting for %s" % (timeout, what))
 
 
+@full_only
 def test_tiered_topic_copied_after_recompression(broker_factory, tmp_path):
     require_dist()
     assert TEST_JAR.exists(), "%s: ./build.sh build fetches it" % TEST_JAR
