@@ -258,6 +258,17 @@ class Broker:
         if self.proc:
             stop_process_group(self.proc)
 
+    def restart(self, kill=False):
+        """Stops the broker (SIGKILL with kill=True, else as stop() does) and starts it again; start() then waits
+        for this run's "Kafka Server started", not the earlier one."""
+        if kill:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        else:
+            self.stop()
+        self.log.unlink()
+        return self.start()
+
     def segments(self, topic, partition=0):
         return sorted((self.data / ("%s-%d" % (topic, partition))).glob("*.log"))
 

@@ -152,12 +152,6 @@ def time_indexes_mapped(b):
     return len({line.split()[-1] for line in maps.splitlines() if line.endswith(".timeindex")})
 
 
-def restart(b):
-    b.stop()
-    b.log.unlink()   # start() waits for this run's "Kafka Server started"
-    b.start()
-
-
 @full_only
 def test_restart_reads_no_recompressed_segment(broker_factory):
     """A restarted broker maps no more time indexes with recompression.lag.ms on, all its segments done, than with
@@ -191,11 +185,11 @@ def test_restart_reads_no_recompressed_segment(broker_factory):
         time.sleep(1)
     assert done(), checkpoint.read_text() if checkpoint.exists() else "no " + str(checkpoint)
 
-    restart(b)
+    b.restart()
     time.sleep(10)   # about 30 cleaner passes (log.cleaner.backoff.ms=300); retention's first check is at 30 s
     on = time_indexes_mapped(b)
     configs(b, "--alter", "--entity-type", "topics", "--entity-name", topic, "--delete-config", "recompression.lag.ms")
-    restart(b)
+    b.restart()
     time.sleep(10)
     off = time_indexes_mapped(b)
     print("time indexes mapped 10 s after a restart, %d partitions with %d closed segments: recompression on %d, off %d"

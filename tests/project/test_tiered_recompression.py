@@ -5,9 +5,7 @@ upstream/artifacts.sha256) in the test's directory. An lz4 topic rewritten into 
 records in an lz4 topic that is not recompressed; the broker is killed with SIGKILL while the cleaner rewrites a
 segment and again once the first segment is in remote storage; after local retention has removed the local copies,
 stock 4.3.1's console consumer reads every record from the beginning, each at its offset, once."""
-import os
 import shutil
-import signal
 import time
 
 from conftest import UPSTREAM, full_only, require_dist, tool
@@ -19,13 +17,6 @@ TEST_JAR = UPSTREAM / "testlibs" / "kafka-storage-4.3.1-test.jar"
 def remote_segments(remote_dir, topic):
     """The .log files LocalTieredStorage holds for the topic's partition 0."""
     return sorted(p for p in remote_dir.rglob("*.log") if p.parent.name.startswith(topic + "-0"))
-
-
-def kill9(b):
-    os.killpg(b.proc.pid, signal.SIGKILL)
-    b.proc.wait()
-    b.log.unlink()   # start() waits for this run's "Kafka Server started"
-    b.start()
 
 
 def wait_for(what, condition, timeout):
@@ -74,10 +65,10 @@ def test_tiered_topic_copied_after_recompression(broker_factory, tmp_path):
     # a kill -9 while the cleaner rewrites a segment of the tiered topic (its .cleaned file exists)
     partition = b.data / (tiered + "-0")
     wait_for("a rewrite in progress", lambda: any(partition.glob("*.cleaned")), 120)
-    kill9(b)
+    b.restart(kill=True)
     # a kill -9 once the first segment is in remote storage
     wait_for("a segment in remote storage", lambda: remote_segments(remote_dir, tiered), 180)
-    kill9(b)
+    b.restart(kill=True)
 
     # every closed segment copied, then removed locally by local.retention.ms
     def local_copies_gone():
