@@ -3,7 +3,8 @@
 # containers of the test-node image, on a network of their own.
 #
 #   TEST: a test file or class/method in ducktape syntax, or a short name (codec_matrix,
-#         recompression, log_cleaning, providers, misconfiguration, faults, cold_recompression, upgrade).
+#         recompression, log_cleaning, providers, misconfiguration, faults, cold_recompression, upgrade,
+#         tiered_recompression).
 #         Default: all.
 #
 # Steps: build the images if missing or stale (docker/images.sh, incremental), compile the test client, start
@@ -73,6 +74,10 @@ cp -f "$PKG/python/systest_client.py" "$MNT/"     # its Python twin (confluent-k
 data_src="${KC_SYSTEST_DATA:-$KC_ROOT/tests/data}"   # the JSON records, tests/data/README.md
 [[ -f "$data_src/json-records.ndjson" ]] || die "test data not found in $data_src (json-records.ndjson)"
 cp -f "$data_src"/*.ndjson "$MNT/data/"
+# upstream's LocalTieredStorage (kafka-storage's test jar, checked against upstream/artifacts.sha256 by build.sh):
+# the remote store of the tiered case, on a directory every node mounts
+cp -f "$KC_UPSTREAM/testlibs/kafka-storage-4.3.1-test.jar" "$MNT/"
+mkdir -p "$RUN_DIR/tiered-storage"
 phase "client + data"
 
 # ---------------------------------------------------------------- nodes
@@ -104,7 +109,8 @@ export PYTHONPATH="$KC_ROOT/tests${PYTHONPATH:+:$PYTHONPATH}"
 ssh-keygen -q -t ed25519 -N '' -C "systest-$RUN_ID" -f "$RUN_DIR/id_ed25519"
 engine network create "$NET" >/dev/null
 NET_CREATED=1
-mounts=(-v "$MNT:/opt/systest:ro" -v "$KC_UPSTREAM/libs:/opt/kafka-stock/libs:ro")
+mounts=(-v "$MNT:/opt/systest:ro" -v "$KC_UPSTREAM/libs:/opt/kafka-stock/libs:ro"
+        -v "$RUN_DIR/tiered-storage:/mnt/tiered-storage")
 [[ "${KC_SYSTEST_MOUNT_DIST:-0}" == 1 ]] && mounts+=(-v "$KC_DIST:/opt/kafka:ro")
 for i in $(seq 1 "$NODES"); do
     c="$NAME-$i"
@@ -135,7 +141,8 @@ phase "start $NODES nodes"
 declare -A SHORT=([codec_matrix]=codec_matrix_test.py [recompression]=recompression_test.py
     [log_cleaning]=log_cleaning_test.py [providers]=providers_test.py
     [misconfiguration]=misconfiguration_test.py [faults]=faults_test.py
-    [cold_recompression]=cold_recompression_test.py [upgrade]=upgrade_test.py)
+    [cold_recompression]=cold_recompression_test.py [upgrade]=upgrade_test.py
+    [tiered_recompression]=tiered_recompression_test.py)
 targets=()
 for t in "$@"; do
     if [[ -n "${SHORT[$t]:-}" ]]; then targets+=("$PKG/tests/${SHORT[$t]}")

@@ -66,6 +66,33 @@ def test_json_output_covers_every_codec_and_level(measured):
         assert cls in providers or cls in skipped, (cls, out["providers_skipped"])
 
 
+def test_cold_recompression_capacity_plan(measured):
+    """The cleaner threads cold recompression needs: per target, one thread's time per uncompressed byte is the source
+    codec's decompression plus the target's compression (both from the results table); from lz4 (--input has no
+    topic setting; at its default level 9) into the built-in settings that store at most 0.95 of its bytes, the smallest first."""
+    out, _, _ = measured
+    cold = out["cold_recompression"]
+    rows = [r for r in out["results"] if r["batch_basis"] == "batch.size" and r["provider"] == "built-in"]
+    source = max((r for r in rows if r["codec"] == "lz4" and r["level"] == 9), key=lambda r: r["batch_size"])
+    assert cold["source"] == "lz4 %d" % source["level"] and cold["source_batch"] == str(source["batch_size"])
+    same_batch = {key(r): r for r in rows if r["batch_size"] == source["batch_size"] and r["codec"] != "none"}
+    smaller = sorted((r for r in same_batch.values() if r["size_ratio"] <= 0.95 * source["size_ratio"]),
+                     key=lambda r: r["size_ratio"])
+    assert [key(t) for t in cold["targets"]] == [key(r) for r in smaller[:8]]
+    assert cold["targets"], "nothing stores less than lz4"
+    for t in cold["targets"]:
+        r = same_batch[key(t)]
+        per_thread = 1 / (1 / source["decompress_mb_per_s"] + 1 / r["compress_mb_per_s"])
+        assert t["uncompressed_mb_per_sec_per_thread"] == pytest.approx(per_thread, rel=1e-6)
+        assert t["segment_mb_per_sec_per_thread"] == pytest.approx(per_thread * source["size_ratio"], rel=1e-6)
+        assert t["stored_fraction_of_source"] == pytest.approx(r["size_ratio"] / source["size_ratio"], rel=1e-9)
+        # 10,000,000 records a day of the sample's average uncompressed size, on 3 replicas
+        rate = source["uncompressed_bytes"] / source["records"] * 10_000_000 / 86_400 / 1e6
+        assert t["cleaner_threads_all_replicas"] == pytest.approx(rate * 3 / per_thread, rel=1e-6)
+    levels = {t["level"] for t in cold["targets"] if t["codec"] == "zstd"}
+    assert 19 in levels, cold["targets"]
+
+
 def test_goals_keep_their_order(measured):
     out, _, _ = measured
     disk, balanced, cpu = (out["recommendations"][g] for g in ("disk", "balanced", "cpu"))

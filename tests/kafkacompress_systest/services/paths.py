@@ -7,4 +7,5 @@ CLIENT_JAR = TOOLS + "/systest-client.jar"
 PY_CLIENT = TOOLS + "/systest_client.py"      # python/systest_client.py (confluent-kafka, kafka-python)
 PY_CLIENTS_PYTHON = "/opt/pyclients/bin/python"   # the test-node image's venv with the pinned clients
 PAYLOAD = TOOLS + "/data/json-records.ndjson"
+TIERED = "/mnt/tiered-storage"            # the tiered case's remote store, one directory every node mounts
 WORK = "/mnt/kafka"                       # per-node scratch, removed by clean_node

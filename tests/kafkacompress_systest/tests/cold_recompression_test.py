@@ -13,7 +13,7 @@ from ducktape.utils.util import wait_until
 from ..services.clients import ProducerService, VerifyingConsumer
 from ..services.dumplog import DumpLog
 from ..services.kafka import KafkaService
-from .common import bounce, table, timed
+from .common import Events, bounce, table, timed
 
 TOPIC = "cold"
 PARTITIONS = 1      # one partition: ~15 records per 50 ms batch (zstd 19 costs the cleaner ~0.1 s a batch of that size)
@@ -57,7 +57,6 @@ class ColdRecompressionTest(Test):
     @cluster(num_nodes=5)
     def test_cold_recompression_with_broker_kill(self):
         times = {}
-        events = []
         with timed(times, "start cluster"):
             kafka = KafkaService(self.test_context, 3)
             kafka.start()
@@ -73,12 +72,8 @@ class ColdRecompressionTest(Test):
         consumer = VerifyingConsumer(self.test_context, kafka)
         consumer.start()
         dump = DumpLog(kafka)
-        t0 = time.time()
+        note = Events(self.logger)
         producer.start()
-
-        def note(msg):
-            events.append("%5.1fs %s" % (time.time() - t0, msg))
-            self.logger.info(msg)
 
         # let segments close and the cleaner start rewriting them, then kill -9 a broker (not the controller leader)
         time.sleep(12)
@@ -147,6 +142,6 @@ class ColdRecompressionTest(Test):
         t = table(["broker", "segments recompressed", "bytes before", "bytes after", "after/before", "cleaner s",
                    "closed segments", "zstd batches", "lz4 batches kept", "closed bytes now", "records on disk"], rows)
         t += "\n(bytes before/after: the cleaner's \"Recompressed segment\" lines; lz4 batches kept: 1-2 records)"
-        t += "\n" + "\n".join(events)
+        t += "\n" + "\n".join(note.lines)
         self.logger.info("\n%s", t)
         return {"table": t, "times": times}

@@ -18,6 +18,19 @@ def timed(times, label):
     return _T()
 
 
+class Events(object):
+    """note(msg): a test's steps, each logged and kept with the seconds since the note was made for the result table."""
+
+    def __init__(self, logger):
+        self.logger = logger
+        self.lines = []
+        self.t0 = time.time()
+
+    def __call__(self, msg):
+        self.lines.append("%5.1fs %s" % (time.time() - self.t0, msg))
+        self.logger.info(msg)
+
+
 def jar_has_class(node, jar_glob, class_path):
     """True if a jar of the distribution on the node holds the class (zip directory names are plain text)."""
     out = node.account.ssh_output("grep -a -l -F '%s' %s/libs/%s 2>/dev/null || true"

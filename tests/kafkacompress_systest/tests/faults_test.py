@@ -9,7 +9,7 @@ from ducktape.tests.test import Test
 from ..services.clients import ProducerService, VerifyingConsumer
 from ..services.dumplog import DumpLog
 from ..services.kafka import KafkaService
-from .common import bounce, timed
+from .common import Events, bounce, timed
 
 TOPIC = "faults"
 RATE = 300          # records/s
@@ -21,7 +21,6 @@ class FaultsTest(Test):
     @cluster(num_nodes=5)
     def test_kill_broker_and_controller_during_recompression(self):
         times = {}
-        events = []
         with timed(times, "start cluster"):
             kafka = KafkaService(self.test_context, 3)
             kafka.start()
@@ -31,12 +30,8 @@ class FaultsTest(Test):
                                                            "retries": 2147483647})
         consumer = VerifyingConsumer(self.test_context, kafka)
         consumer.start()
-        t0 = time.time()
+        note = Events(self.logger)
         producer.start()
-
-        def note(msg):
-            events.append("%5.1fs %s" % (time.time() - t0, msg))
-            self.logger.info(msg)
 
         time.sleep(8)
         leader = kafka.controller_leader()
@@ -64,4 +59,4 @@ class FaultsTest(Test):
         assert kafka.controller_leader() is not None
         s = DumpLog(kafka).summary(kafka.nodes[0], TOPIC)
         assert set(s["codecs"]) == {"zstd"}, s
-        return {"table": "\n".join(events), "times": times}
+        return {"table": "\n".join(note.lines), "times": times}

@@ -193,11 +193,30 @@ final class Report {
         }
         for (String line : batchGain())
             out.println(line);
+        coldCapacity(out);
         if (live != null) {
             out.println();
             for (String line : live.lines())
                 out.println(line);
         }
+    }
+
+    /** The capacity plan of cold recompression from today's setting (or lz4) into the smaller settings. */
+    private void coldCapacity(PrintStream out) {
+        Result source = ColdCapacity.source(today, advice.ranked);
+        List<ColdCapacity> plan = ColdCapacity.plan(source, advice.ranked);
+        if (plan.isEmpty())
+            return;
+        out.println();
+        out.println(f("Cold recompression (compaction.compression.type with recompression.lag.ms): one log cleaner thread rewrites " +
+            "the closed segments of %s (%s, batch %s), on one core, at:", source.setting.label(),
+            today != null && today.result == source ? "today's setting" : "assumed: sample a topic for its own", source.batchLabel()));
+        for (ColdCapacity c : plan)
+            out.println(f("  %-8s stores %.3f of the segment's bytes, %6.2f MB/s of segment per thread%s", c.target.setting.label(),
+                c.storedFraction(), c.segmentMBps(), sizing.cores() ? f(", %.2f cleaner threads at the rate (all replicas, summed " +
+                "over the brokers)", c.threads(sizing)) : ""));
+        out.println("  A thread that falls behind leaves the backlog in RecompressionLagBytes; add log.cleaner.threads (a dynamic " +
+            "broker setting) or choose a lower level.");
     }
 
     private String codecs() {
@@ -349,6 +368,17 @@ final class Report {
                 100 * (advice.recommendation().bytesPerRecord() / today.result.bytesPerRecord() - 1));
             m.put("today", t);
             m.put("batch_gains", batchGains());
+        }
+        Result coldSource = ColdCapacity.source(today, advice.ranked);
+        List<Object> cold = new ArrayList<>();
+        for (ColdCapacity c : ColdCapacity.plan(coldSource, advice.ranked))
+            cold.add(c.json(sizing));
+        if (!cold.isEmpty()) {
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("source", coldSource.setting.label());
+            c.put("source_batch", coldSource.batchLabel());
+            c.put("targets", cold);
+            m.put("cold_recompression", c);
         }
         if (live != null)
             m.put("broker_metrics", live.json());
