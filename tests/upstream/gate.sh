@@ -229,7 +229,7 @@ for g in "${GROUPS_[@]}"; do
     ALL_SELECTORS+=("${sel[@]}")
 done
 
-# run_group G: one group's JVM, its retries; leaves its test count in $OUT/G.count, what never passed in $OUT/G.failed
+# run_group G: one group's JVM; leaves its test count in $OUT/G.count, what failed in $OUT/G.failed
 run_group() {
     local g="$1" t0=$SECONDS sel n f s rc=0
     mapfile -t sel < <(selectors "$g")
@@ -238,26 +238,21 @@ run_group() {
     echo "$n" > "$OUT/$g.count"
     log "$g: $n tests, $f failed, $s skipped ($(mmss $((SECONDS - t0))))"
     report failed "$OUT/reports/$g" > "$OUT/$g.failed" || rc=1   # unreadable reports must not pass
-    retry "$g" false 1 "$OUT/$g.failed"
     return $rc
 }
 
-# Then GATE_FORKS JVMs at a time (default 2), as upstream's Gradle build runs maxParallelForks = the number of cores:
+# GATE_FORKS JVMs at a time (default 2), as upstream's Gradle build runs maxParallelForks = the number of cores:
 # each fork takes the next group from a queue, longest first. upstream's cluster tests in org.apache.kafka.server
-# wait on brokers and controllers more than they compute (12 1/2 of the 23 minutes of the gate run one group at a
-# time, at a sixth to a third of one core), so the other groups run beside them. Each group still has a JVM of its own.
-# SOLO groups run first, alone: the CPU-heavy sticky-assignor tests of org.apache.kafka.clients.consumer carry
-# their own timeouts, which a second JVM on 2 cores can make them miss.
+# wait on brokers and controllers more than they compute (13 of the 25 minutes of the gate, at a sixth to a third of
+# one core), so the sticky-assignor tests of org.apache.kafka.clients.consumer, which keep one core busy for 10
+# minutes, run beside them, and the other groups after. Each group has a JVM of its own. Those assignor tests carry
+# their own timeouts, which load can make them miss: what fails is retried once every fork is done, one group at a
+# time, alone on the machine (upstream's CI retries a failed test once).
 FORKS="${GATE_FORKS:-2}"
-SOLO=(org.apache.kafka.clients.consumer)
-LONG_FIRST=(org.apache.kafka.server classes)
-for g in "${GROUPS_[@]}"; do
-    [[ " ${SOLO[*]} " == *" $g "* ]] || continue
-    run_group "$g" || runner_failed=1
-done
+LONG_FIRST=(org.apache.kafka.server org.apache.kafka.clients.consumer classes)
 {
     for g in "${LONG_FIRST[@]}"; do printf '%s\n' "${GROUPS_[@]}" | grep -Fx -- "$g" || true; done
-    printf '%s\n' "${GROUPS_[@]}" | grep -Fxv -f <(printf '%s\n' "${LONG_FIRST[@]}" "${SOLO[@]}") || true
+    printf '%s\n' "${GROUPS_[@]}" | grep -Fxv -f <(printf '%s\n' "${LONG_FIRST[@]}") || true
 } > "$OUT/queue"
 next_group() { # prints and removes the queue's first group (nothing when it is empty)
     ( flock 9; head -n1 "$OUT/queue"; sed -i 1d "$OUT/queue" ) 9>"$OUT/queue.lock"
@@ -275,6 +270,9 @@ for ((i = 1; i <= FORKS; i++)); do
     FORK_PIDS+=($!)
 done
 for p in "${FORK_PIDS[@]}"; do wait "$p" || runner_failed=1; done
+for g in "${GROUPS_[@]}"; do
+    [[ -f "$OUT/$g.failed" ]] && retry "$g" false 1 "$OUT/$g.failed"
+done
 total=0
 for g in "${GROUPS_[@]}"; do
     [[ -f "$OUT/$g.count" && -f "$OUT/$g.failed" ]] || { log "ERROR: group $g did not run"; runner_failed=1; continue; }
