@@ -271,7 +271,7 @@ for ((i = 1; i <= FORKS; i++)); do
 done
 for p in "${FORK_PIDS[@]}"; do wait "$p" || runner_failed=1; done
 for g in "${GROUPS_[@]}"; do
-    [[ -f "$OUT/$g.failed" ]] && retry "$g" false 1 "$OUT/$g.failed"
+    if [[ -f "$OUT/$g.failed" ]]; then retry "$g" false 1 "$OUT/$g.failed"; fi   # no file: reported below
 done
 total=0
 for g in "${GROUPS_[@]}"; do

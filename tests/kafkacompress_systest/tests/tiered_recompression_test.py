@@ -47,10 +47,12 @@ REMOTE_LOG = re.compile(r"/%s-0-[^/]+/(\d{20})-[^/]+\.log$" % TOPIC)
 
 
 class TieredRecompressionTest(Test):
+    # the ssh reads below poll for files that may not exist yet: ssh_out allows a non-zero exit, and an empty
+    # answer is then read as "none yet" by the assertions and waits that use it
 
     def remote_segments(self, kafka):
         """{base offset: [(path, size)]}: every .log file of the partition in the shared remote store."""
-        out = kafka.ssh_out(kafka.nodes[0], "find %s -name '*.log' -printf '%%p %%s\\n' 2>/dev/null || true" % STORE)
+        out = kafka.ssh_out(kafka.nodes[0], "find %s -name '*.log' -printf '%%p %%s\\n' 2>/dev/null" % STORE)
         res = {}
         for line in out.splitlines():
             path, size = line.rsplit(" ", 1)
@@ -63,7 +65,7 @@ class TieredRecompressionTest(Test):
         """(log, base offset) -> the bytes the cleaner read, from every broker's "Recompressed segment" lines."""
         res = {}
         for n in kafka.nodes:
-            out = kafka.ssh_out(n, "cat %s 2>/dev/null || true" % CLEANER_LOGS)
+            out = kafka.ssh_out(n, "cat %s 2>/dev/null" % CLEANER_LOGS)
             for m in map(RECOMPRESSED.search, out.splitlines()):
                 if m and m.group(2) == TOPIC + "-0":
                     res[int(m.group(1))] = int(m.group(4))
@@ -76,7 +78,7 @@ class TieredRecompressionTest(Test):
 
     def closed_local_segments(self, kafka, node):
         """Base offsets of the partition's local segments on a broker but the active (last) one."""
-        out = kafka.ssh_out(node, "ls %s/*.log 2>/dev/null || true" % kafka.partition_dir(TOPIC))
+        out = kafka.ssh_out(node, "ls %s/*.log 2>/dev/null" % kafka.partition_dir(TOPIC))
         bases = sorted(int(os.path.basename(p).split(".")[0]) for p in out.split())
         return bases[:-1]
 
@@ -103,12 +105,11 @@ class TieredRecompressionTest(Test):
         # kill -9 the leader while its cleaner rewrites a segment (the .cleaned file exists)
         leader = self.leader(kafka)
         assert leader is not None, "no leader for %s" % TOPIC
-        cleaned = "ls %s/*.cleaned 2>/dev/null || true" % kafka.partition_dir(TOPIC)
+        cleaned = "ls %s/*.cleaned 2>/dev/null" % kafka.partition_dir(TOPIC)
         wait_until(lambda: kafka.ssh_out(leader, cleaned).strip(), timeout_sec=90, backoff_sec=0.05,
                    err_msg="the leader's cleaner never rewrote a segment of %s" % TOPIC)
-        rewriting = [leader]
         with timed(times, "bounce during rewrite"):
-            bounce(kafka, rewriting[0], TOPIC, note, "leader, rewriting a segment")
+            bounce(kafka, leader, TOPIC, note, "leader, rewriting a segment")
         # kill -9 the leader once remote storage holds a segment (the next copies are under way)
         wait_until(lambda: self.remote_segments(kafka), timeout_sec=120, backoff_sec=0.5,
                    err_msg="no segment of %s reached remote storage" % TOPIC)
