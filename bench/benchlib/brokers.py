@@ -120,10 +120,11 @@ def run_stream(cmd, env, log, on_line, timeout=3600, on_start=None):
 
 
 class Broker:
-    def __init__(self, ctx, impl, tag, extra=None):
+    def __init__(self, ctx, impl, tag, extra=None, jvm=""):
         self.ctx = ctx                  # the run's Context (context.py): its paths, memory settler, noise log
         self.impl = impl
         self.tag = tag
+        self.jvm = jvm                  # extra JVM options of the broker (KAFKA_OPTS)
         self.dir = os.path.join(ctx.paths.work, tag)
         self.port = free_port()
         self.cport = free_port()
@@ -183,7 +184,8 @@ class Broker:
         start = os.path.getsize(self.log) if os.path.exists(self.log) else 0
         server_log = os.path.join(self.logdir, "server.log")
         start_server = os.path.getsize(server_log) if os.path.exists(server_log) else 0
-        cmd, env = self.impl.cmd("broker", [self.props_file], heap=BROKER_HEAP, log_dir=self.logdir)
+        cmd, env = self.impl.cmd("broker", [self.props_file], heap=BROKER_HEAP, log_dir=self.logdir,
+                                 extra_jvm=self.jvm)
         out = open(self.log, "a")
         self.proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + 180

@@ -4,7 +4,7 @@
 # --create/--delete times, restart time and mapped time indexes, the time to catch up. Standalone (needs ./build.sh
 # done); not part of ./build.sh bench. Report: build/bench/scale/report.md.
 #
-#   bench/scale/run.sh [--partitions N] [--segments N] [--records N] [--probe-seconds S] [--topic-ops N]
+#   bench/scale/run.sh [--partitions N] [--segments N] [--records N] [--probe-seconds S] [--topic-ops N] [--pairs N]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PYTHONPATH="$ROOT/bench" exec python3 "$ROOT/bench/scale/scale.py" "$@"
