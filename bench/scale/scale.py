@@ -38,6 +38,8 @@ def arguments(argv):
     p.add_argument("--records", type=int, default=5, help="records per partition and segment (default 5)")
     p.add_argument("--probe-seconds", type=int, default=30, help="the probe producer's run (default 30 s)")
     p.add_argument("--topic-ops", type=int, default=5, help="kafka-topics.sh --create/--delete pairs (default 5)")
+    p.add_argument("--cleaner-io-bytes", type=float, default=None,
+                   help="log.cleaner.io.max.bytes.per.second of the broker, both sides (default: upstream's, unlimited)")
     p.add_argument("--pairs", type=int, default=2, help="off/on pairs, run one after the other (default 2)")
     p.add_argument("--catch-up-seconds", type=int, default=1800,
                    help="the longest wait for the cleaner to catch up (default 1800 s)")
@@ -145,6 +147,8 @@ def operations(ctx, broker, args, phase):
 def measure(ctx, paths, args, mode):
     extra = {"num.io.threads": "8", "log.cleaner.backoff.ms": "1000", "log.roll.jitter.ms": "0",
              "log.retention.check.interval.ms": "300000", "auto.create.topics.enable": "false"}
+    if args.cleaner_io_bytes is not None:
+        extra["log.cleaner.io.max.bytes.per.second"] = "%.0f" % args.cleaner_io_bytes
     def jfr(start):
         return "-XX:StartFlightRecording=settings=%s,filename=%s,dumponexit=true" % (
             LOCK_WAITS, os.path.join(paths.work, "scale-" + mode, "lock-waits-%d.jfr" % start))
@@ -210,9 +214,11 @@ def report(args, offs, ons):
                     "not after %.0f (%d partitions left)" % (r["caught_up"], r["left"]) for r in ons), "-"],
     ]
     return ("One broker, topic `%s`: %d partitions x %d closed lz4 segments of %d records; `recompression.lag.ms` "
-            "off, then on (`compaction.compression.type=zstd`, default level), %d pair(s) run off, on, off, on...: "
+            "off, then on (`compaction.compression.type=zstd`, default level)%s, %d pair(s) run off, on, off, on...: "
             "medians, and on/off as the medians' ratio [lowest-highest pair]\n\n" %
-            (TOPIC, args.partitions, args.segments, args.records, args.pairs)
+            (TOPIC, args.partitions, args.segments, args.records,
+             "" if args.cleaner_io_bytes is None else ", `log.cleaner.io.max.bytes.per.second=%.0f`" % args.cleaner_io_bytes,
+             args.pairs)
             + md_table(["", "off", "on", "on/off"], rows))
 
 
