@@ -5,6 +5,7 @@
 # done); not part of ./build.sh bench. Report: build/bench/scale/report.md.
 #
 #   bench/scale/run.sh [--partitions N] [--segments N] [--records N] [--probe-seconds S] [--topic-ops N] [--pairs N]
+#                      [--catch-up-seconds S] [--cleaner-io-bytes B]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PYTHONPATH="$ROOT/bench" exec python3 "$ROOT/bench/scale/scale.py" "$@"
