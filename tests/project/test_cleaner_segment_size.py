@@ -1,5 +1,5 @@
-"""Compaction recompression on a real broker keeps the log's limits (issue 19, KIP-390 patches 0003 and
-0004): a zstd-19 topic with segment.bytes=1048576 and compaction.compression.type=uncompressed, fed 30,000 JSON
+"""Compaction recompression on a real broker keeps the log's limits (issue 19, KIP-390 patches 0008 and
+0009): a zstd-19 topic with segment.bytes=1048576 and compaction.compression.type=uncompressed, fed 30,000 JSON
 records with distinct keys, grows about sevenfold when cleaned. Every cleaned segment must stay within
 segment.bytes (or hold a single batch), the partition must keep being cleaned, and every key's latest
 value must be read back. Prints the segment sizes before and after and the cleaner's log lines with

@@ -1,4 +1,4 @@
-"""Produce requests whose gzip batch has a valid CRC but a payload that cannot be read (issue 29, patches 0007, 0008).
+"""Produce requests whose gzip batch has a valid CRC but a payload that cannot be read (issue 29, patches 0003, 0004).
 
 Stock Apache Kafka 4.3.1 answers a batch whose deflate data or gzip trailer is corrupt with UNKNOWN_SERVER_ERROR and
 logs an ERROR with a stack trace for every request, so one client can flood a broker's log. This distribution

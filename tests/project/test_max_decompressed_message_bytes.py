@@ -1,4 +1,4 @@
-"""max.decompressed.message.bytes (upstream's bound on a record's decompressed size, backported as patch 0009) on
+"""max.decompressed.message.bytes (upstream's bound on a record's decompressed size, backported as patches 0005 and 0006) on
 running brokers of the distribution, with and without the native-gzip provider.
 
 One batch of one record of N times 'a' (a few KB on the wire whatever N), built with Kafka's own codec by

@@ -141,15 +141,23 @@ def test_series_is_numbered_in_order_with_one_author_and_short_subjects():
     assert authors == {"Kafka compression distribution <build@localhost>"}, authors
 
 
-def test_kip390_patches_come_first_and_apply_to_pristine_upstream_alone():
-    """The KIP-390 cleaner fix and feature go upstream without KIP-1121: they come first in the
-    series, use none of KIP-1121's classes, and apply to pristine 4.3.1 on their own."""
+# how an upstream bug fix or backport is labelled: upstream's own prefixes, or the pull request it backports
+UPSTREAM_FIX = re.compile(r"(MINOR|KAFKA-\d+): |Backport apache/kafka#\d+ ")
+
+
+def test_upstream_fixes_then_kip390_come_first_and_apply_to_pristine_upstream():
+    """Upstream bug fixes and backports stand first, labelled as what they are (MINOR:, KAFKA-NNNN: or Backport
+    apache/kafka#N), then the KIP-390 cleaner feature; none of them uses KIP-1121's classes, and in series order they
+    apply to pristine 4.3.1 without the rest of the series."""
     names = series()
-    kips = [header(n)[1].split(":", 1)[0] for n in names]
-    assert "KIP-390" in kips
-    first_other = next((i for i, k in enumerate(kips) if k != "KIP-390"), len(kips))
-    assert all(k == "KIP-390" for k in kips[:first_other]) and "KIP-390" not in kips[first_other:], kips
-    kip390 = names[:first_other]
+    subjects = [header(n)[1] for n in names]
+    fixes = next((i for i, s in enumerate(subjects) if not UPSTREAM_FIX.match(s)), len(subjects))
+    assert fixes > 0, "the series does not start with an upstream fix: %s" % subjects[0]
+    kip390 = next((i for i, s in enumerate(subjects[fixes:], fixes) if not s.startswith("KIP-390: ")), len(subjects))
+    assert kip390 > fixes, "KIP-390 does not follow the upstream fixes: %s" % subjects[fixes]
+    later = [s for s in subjects[kip390:] if UPSTREAM_FIX.match(s) or s.startswith("KIP-390: ")]
+    assert not later, "upstream fixes and KIP-390 must come first: %s" % later
+    kip390 = names[:kip390]
     for name in kip390:
         added = [l for l in header(name)[2].splitlines() if l.startswith("+")]
         for symbol in ("CompressionProviders", "ProviderCompression", "CompressionService"):

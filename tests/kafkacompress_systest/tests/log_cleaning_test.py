@@ -98,7 +98,7 @@ class LogCleaningTest(Test):
             rows.append([t, v["read"], recs, ",".join(codecs), "%.1f" % sizes[t]])
             expect_codec = "gzip" if t == rd_topic else "zstd"
             if t == recompress_topic and "lz4" in codecs:
-                # a batch zstd would make larger than the lz4 batch it replaces keeps lz4 (KIP-390 patch 0004,
+                # a batch zstd would make larger than the lz4 batch it replaces keeps lz4 (KIP-390 patch 0009,
                 # docs/compaction.md): a few batches of one to three short records at most
                 kept = sum(x["count"] for x in b if x["codec"] == "lz4")
                 assert kept <= recs / 20, "%s: %d of %d cleaned records kept lz4" % (t, kept, recs)

@@ -35,7 +35,7 @@ import java.util.zip.GZIPInputStream;
  * <p>
  * Compression: exactly one gzip member per batch, from one QATzip call (batches up to 8 MiB) or Kafka's built-in
  * writer (bigger batches, streamed). The framework's whole-batch call ({@link #compress(ByteBuffer, ByteBuffer, Optional)},
- * patch 0028) runs QATzip once from the batch's array straight into the buffer it lends, within
+ * patch 0029) runs QATzip once from the batch's array straight into the buffer it lends, within
  * {@link #maxCompressedSize(int)}; the stream ({@link QatGzipOutputStream}) serves callers without such a buffer.
  * Decompression: {@link GZIPInputStream} through its 8 KiB window, exactly as Kafka's built-in codec reads a batch.
  * QATzip's decompression is not used: in its software path (qat-java 2.3.2, QATzip 1.3.1) a failed call returns 0

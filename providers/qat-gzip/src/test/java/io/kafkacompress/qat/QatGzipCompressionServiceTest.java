@@ -386,7 +386,7 @@ public class QatGzipCompressionServiceTest {
         assertEquals(0, buffers.lent.get(), "nothing borrowed");
     }
 
-    // ------------------------------------------------------------------ the whole-batch call (patch 0028)
+    // ------------------------------------------------------------------ the whole-batch call (patch 0029)
 
     /** A batch's records in an array with data before and after them, as a batch buffer has. */
     static ByteBuffer inputOf(byte[] data) {
