@@ -103,8 +103,9 @@ public class NativeGzipCompressionService implements CompressionService, Monitor
 
     /**
      * The reader of Kafka's built-in codec ({@link GZIPInputStream} with an 8 KiB buffer), so its verdicts by
-     * construction: the framework's stream serves the batches its whole-batch call does not (several members, bytes
-     * after the member, over 8 MiB, no room to lend), where a second decoder would have to match
+     * construction: the framework reads through the stream the batches {@link #maxDecompressedSize(ByteBuffer)}
+     * declines (several members, bytes after the member, over 8 MiB, direct buffers), where a second decoder would
+     * have to match
      * {@code GZIPInputStream} on every odd input, on trailing bytes down to where they fall in its 8 KiB buffer.
      * Borrows nothing.
      */
