@@ -8,9 +8,10 @@ import zipfile
 from conftest import DIST, DIST_VERSION, KAFKA_VERSION, PATCHED, UPSTREAM, require_dist
 
 JAVA_11 = 55
-# the providers' jars and the one jar only a provider brings (qat-java, the QAT provider's binding)
+# the providers' jars, their shared pool of engines (kafka-compress-slots) and the one jar only a provider brings
+# (qat-java, the QAT provider's binding)
 PROVIDER_JARS = [re.compile(re.escape("kafka-compress-%s-%s.jar" % (provider, DIST_VERSION)))
-                 for provider in ("native-gzip", "qat-gzip")] + [re.compile(r"qat-java-[\d.]+\.jar")]
+                 for provider in ("native-gzip", "qat-gzip", "slots")] + [re.compile(r"qat-java-[\d.]+\.jar")]
 
 
 def class_versions(jar):

@@ -32,7 +32,6 @@ static __typeof__(&isal_deflate) p_isal_deflate;
 static __typeof__(&libdeflate_alloc_compressor) p_ld_alloc;
 static __typeof__(&libdeflate_free_compressor) p_ld_free;
 static __typeof__(&libdeflate_gzip_compress) p_ld_gzip;
-static __typeof__(&libdeflate_gzip_compress_bound) p_ld_bound;
 
 static int loaded = 0;
 
@@ -57,7 +56,6 @@ JNIEXPORT jstring JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_init(JNIEn
     SYM(ld, p_ld_alloc, "libdeflate_alloc_compressor");
     SYM(ld, p_ld_free, "libdeflate_free_compressor");
     SYM(ld, p_ld_gzip, "libdeflate_gzip_compress");
-    SYM(ld, p_ld_bound, "libdeflate_gzip_compress_bound");
     (*env)->ReleaseStringUTFChars(env, isalName, in);
     (*env)->ReleaseStringUTFChars(env, deflateName, dn);
     loaded = 1;
@@ -78,10 +76,6 @@ JNIEXPORT jlong JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldNew(JNIEnv
 
 JNIEXPORT void JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldFree(JNIEnv *env, jclass cls, jlong h) {
     if (h) p_ld_free((struct libdeflate_compressor *)(intptr_t)h);
-}
-
-JNIEXPORT jlong JNICALL Java_io_kafkacompress_nativegzip_NativeGzip_ldBound(JNIEnv *env, jclass cls, jlong h, jint len) {
-    return (jlong)p_ld_bound((struct libdeflate_compressor *)(intptr_t)h, (size_t)len);
 }
 
 /* returns the gzip member's size, 0 if out was too small, -1 if the JVM could not pin the arrays */

@@ -4,15 +4,14 @@
  */
 package io.kafkacompress.nativegzip;
 
+import io.kafkacompress.slots.SlotPool;
+
 import java.io.IOException;
-import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.zip.Inflater;
 
 /**
- * Which engine compresses at which Kafka gzip level (fixed tables), and one service's pools of native compressors,
- * zlib-ng and zlib inflaters and output arrays (owned by that {@link NativeGzipCompressionService}, released by its
- * {@link #close()}).
+ * Which engine compresses at which Kafka gzip level (fixed tables), and one service's pools of native compressors
+ * and zlib-ng inflaters (owned by that {@link NativeGzipCompressionService}, released by its {@link #close()}).
  * <p>
  * Chosen by measurement on the JSON records (module README): at each Kafka level, the fastest engine setting whose
  * output is no bigger than zlib's ({@code java.util.zip}, what Kafka's built-in codec uses) at that level, for 16 KiB
@@ -38,27 +37,20 @@ final class GzipEngines implements AutoCloseable {
     /** Members of at least this size use {@link #ENGINE_LEVEL_LARGE}. */
     static final int LARGE_MEMBER = 64 * 1024;
 
-    /** Keep scratch output buffers up to this size in pooled compressors; bigger ones are dropped after use. */
-    private static final int MAX_RETAINED_SCRATCH = 2 * 1024 * 1024 + 64 * 1024;
-
-    private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+    private static final String CLOSED = "native gzip: the compression service is closed";
 
     /** Native compressors and inflaters created by this object and not yet freed (for tests). */
     private final AtomicInteger live = new AtomicInteger();
     /** Idle compressors per engine setting: ISA-L's level 1, libdeflate's levels 1-9 (index = engine level). */
-    private final NativeGzip.Pool<Compressor> isalPool = new NativeGzip.Pool<>(POOL_SIZE, Compressor::free);
+    private final SlotPool<Compressor> isalPool = new SlotPool<>(Compressor::free, CLOSED);
     @SuppressWarnings("unchecked")
-    private final NativeGzip.Pool<Compressor>[] libdeflatePools = new NativeGzip.Pool[10];
-    /** Idle raw-deflate zlib-ng inflaters (zlib's checks, see {@link NativeGzipInputStream}). */
-    private final NativeGzip.Pool<ZngInflater> inflaters = new NativeGzip.Pool<>(POOL_SIZE, ZngInflater::free);
-    /** Idle raw-deflate zlib inflaters (java.util.zip: the very inflater of the built-in codec), see the stream. */
-    private final NativeGzip.Pool<Inflater> zlibInflaters = new NativeGzip.Pool<>(POOL_SIZE, this::end);
-    /** Output arrays for whole members read in small pieces (callers that give no BufferProvider). */
-    private final NativeGzip.Pool<byte[]> outputArrays = new NativeGzip.Pool<>(POOL_SIZE, b -> { });
+    private final SlotPool<Compressor>[] libdeflatePools = new SlotPool[10];
+    /** Idle raw-deflate zlib-ng inflaters (zlib's checks, see {@link GzipMember}). */
+    private final SlotPool<ZngInflater> inflaters = new SlotPool<>(ZngInflater::free, CLOSED);
 
     GzipEngines() {
         for (int level = 1; level <= 9; level++)
-            libdeflatePools[level] = new NativeGzip.Pool<>(POOL_SIZE, Compressor::free);
+            libdeflatePools[level] = new SlotPool<>(Compressor::free, CLOSED);
     }
 
     static int normalize(Integer level) {
@@ -82,10 +74,9 @@ final class GzipEngines implements AutoCloseable {
         return d;
     }
 
-    /** A native compressor for one Kafka level, with a reusable output buffer; used by one thread at a time. */
+    /** A native compressor for one Kafka level; used by one thread at a time. */
     static final class Compressor extends NativeGzip.NativeHandle {
         final Engine engine;
-        byte[] scratch;
 
         private Compressor(Engine engine, long handle, AtomicInteger live) {
             super(handle, freeing(engine, handle, live));
@@ -116,23 +107,6 @@ final class GzipEngines implements AutoCloseable {
             return new Compressor(engine, h, live);
         }
 
-        private int bound(int length) {
-            if (engine == Engine.LIBDEFLATE) return (int) Math.min(Integer.MAX_VALUE - 64, NativeGzip.ldBound(handle, length));
-            return maxMemberSize(length);
-        }
-
-        /** in[off, off+len) as one gzip member. */
-        byte[] compress(byte[] in, int off, int len) throws IOException {
-            int size = bound(len);
-            for (int attempt = 0; ; attempt++) {
-                if (scratch == null || scratch.length < size) scratch = new byte[size];
-                int n = compressInto(in, off, len, scratch, 0, scratch.length);
-                if (n > 0) return Arrays.copyOf(scratch, n);
-                if (n < 0 || attempt >= 3) throw new IOException("native gzip: " + engine + " compression failed (" + n + ")");
-                size = (int) Math.min(Integer.MAX_VALUE - 64, 2L * size);
-            }
-        }
-
         /** in[off, off+len) as one gzip member into out[outOff, outOff+outLen): its size, 0 if it did not fit. */
         int compressInto(byte[] in, int off, int len, byte[] out, int outOff, int outLen) {
             return engine == Engine.ISAL
@@ -149,18 +123,6 @@ final class GzipEngines implements AutoCloseable {
         return (int) Math.min(Integer.MAX_VALUE - 64, length + (length >> 4) + 1024L);
     }
 
-    /** in[off, off+len) compressed as one gzip member at a Kafka level (1..9). */
-    byte[] compressMember(int level, byte[] in, int off, int len) throws IOException {
-        NativeGzip.Pool<Compressor> pool = compressors(level, len);
-        Compressor c = take(pool, level, len);
-        try {
-            return c.compress(in, off, len);
-        } finally {
-            if (c.scratch != null && c.scratch.length > MAX_RETAINED_SCRATCH) c.scratch = null;
-            pool.release(c);
-        }
-    }
-
     /**
      * in[off, off+len) compressed as one gzip member at a Kafka level (1..9) into out[outOff, outOff+outLen), which
      * has room for {@link #maxMemberSize(int)} bytes: one engine call, no copy.
@@ -168,7 +130,7 @@ final class GzipEngines implements AutoCloseable {
      * @return the member's size
      */
     int compressMemberInto(int level, byte[] in, int off, int len, byte[] out, int outOff, int outLen) throws IOException {
-        NativeGzip.Pool<Compressor> pool = compressors(level, len);
+        SlotPool<Compressor> pool = compressors(level, len);
         Compressor c = take(pool, level, len);
         try {
             int n = c.compressInto(in, off, len, out, outOff, outLen);
@@ -181,12 +143,12 @@ final class GzipEngines implements AutoCloseable {
     }
 
     /** The pool of idle compressors for a member of len bytes at a Kafka level. */
-    private NativeGzip.Pool<Compressor> compressors(int level, int len) {
+    private SlotPool<Compressor> compressors(int level, int len) {
         return ENGINE[level] == Engine.ISAL ? isalPool : libdeflatePools[engineLevel(level, len)];
     }
 
     /** An idle compressor from the pool, or a new one. */
-    private Compressor take(NativeGzip.Pool<Compressor> pool, int level, int len) throws IOException {
+    private Compressor take(SlotPool<Compressor> pool, int level, int len) throws IOException {
         Compressor c = pool.poll();
         return c != null ? c : Compressor.create(ENGINE[level], engineLevel(level, len), live);
     }
@@ -242,53 +204,12 @@ final class GzipEngines implements AutoCloseable {
         inflaters.release(inflater);
     }
 
-    /** A raw-deflate zlib inflater from the pool, or a new one. */
-    Inflater zlibInflater() throws IOException {
-        Inflater inflater = zlibInflaters.poll();
-        if (inflater != null) return inflater;
-        try {
-            inflater = new Inflater(true);
-        } catch (OutOfMemoryError e) {
-            // zlib's inflateInit failed to allocate (or the heap is short): the built-in codec may still manage
-            throw new IOException("native gzip: could not allocate a zlib inflater", e);
-        }
-        live.incrementAndGet();
-        return inflater;
+    /** Idle zlib-ng inflaters (for tests). */
+    int idleInflaters() {
+        return inflaters.idle();
     }
 
-    /** Gives a zlib inflater back (reset), or ends it if the pool is full or closed; a failed one is ended. */
-    void release(Inflater inflater, boolean reusable) {
-        if (reusable) {
-            inflater.reset();
-            zlibInflaters.release(inflater);
-        } else {
-            end(inflater);
-        }
-    }
-
-    private void end(Inflater inflater) {
-        inflater.end();
-        live.decrementAndGet();
-    }
-
-    /** An output array of at least {@code min} bytes, from the pool if it has one. */
-    byte[] outputArray(int min) throws IOException {
-        byte[] b = outputArrays.poll();
-        if (b != null && b.length >= min) return b;
-        if (b != null) outputArrays.release(b);
-        return new byte[Math.max(64 * 1024, min)];
-    }
-
-    void release(byte[] outputArray) {
-        outputArrays.release(outputArray);
-    }
-
-    /** Idle zlib-ng and zlib inflaters (for tests). */
-    int[] idleInflaters() {
-        return new int[] {inflaters.idle(), zlibInflaters.idle()};
-    }
-
-    /** Native compressors and inflaters created by this object and not yet freed or ended. */
+    /** Native compressors and inflaters created by this object and not yet freed. */
     int live() {
         return live.get();
     }
@@ -299,7 +220,5 @@ final class GzipEngines implements AutoCloseable {
         isalPool.close();
         for (int level = 1; level <= 9; level++) libdeflatePools[level].close();
         inflaters.close();
-        zlibInflaters.close();
-        outputArrays.close();
     }
 }

@@ -10,8 +10,6 @@ import java.lang.ref.Cleaner;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.function.Consumer;
 
 /**
  * JNI bindings to {@code nativegzip.c} and the native library loader.
@@ -73,8 +71,6 @@ final class NativeGzip {
 
     static native void ldFree(long handle);
 
-    static native long ldBound(long handle, int length);
-
     static native int ldGzip(long handle, byte[] in, int inOff, int inLen, byte[] out, int outOff, int outLen);
 
     static native long isalDeflaterNew(int level);
@@ -123,62 +119,6 @@ final class NativeGzip {
 
         final void free() {
             cleanable.clean();   // idempotent
-        }
-    }
-
-    /**
-     * A bounded pool of idle objects (native handles, inflaters, arrays) owned by one service: take or create, give
-     * back or free when full. Lock-free. {@link #close()} frees the idle ones, and everything given back afterwards;
-     * a take after close fails with an {@link IOException}, so that the framework falls back to the built-in codec.
-     */
-    static final class Pool<T> {
-        private final AtomicReferenceArray<T> idle;
-        private final Consumer<T> free;
-        private volatile boolean closed;
-
-        Pool(int capacity, Consumer<T> free) {
-            this.idle = new AtomicReferenceArray<>(capacity);
-            this.free = free;
-        }
-
-        /** An idle object, or null when there is none (the caller creates one). */
-        T poll() throws IOException {
-            if (closed) throw new IOException("native gzip: the compression service is closed");
-            for (int i = 0; i < idle.length(); i++) {
-                T t = idle.get(i);
-                if (t != null && idle.compareAndSet(i, t, null)) return t;
-            }
-            return null;
-        }
-
-        void release(T t) {
-            if (!closed) {
-                for (int i = 0; i < idle.length(); i++) {
-                    if (idle.get(i) == null && idle.compareAndSet(i, null, t)) {
-                        if (closed) drain();   // close() ran between the check and the store
-                        return;
-                    }
-                }
-            }
-            free.accept(t);
-        }
-
-        int idle() {
-            int n = 0;
-            for (int i = 0; i < idle.length(); i++) if (idle.get(i) != null) n++;
-            return n;
-        }
-
-        void close() {
-            closed = true;
-            drain();
-        }
-
-        private void drain() {
-            for (int i = 0; i < idle.length(); i++) {
-                T t = idle.getAndSet(i, null);
-                if (t != null) free.accept(t);
-            }
         }
     }
 }

@@ -62,7 +62,20 @@ public class NativeGzipCompressionServiceTest {
 
     // ------------------------------------------------------------------ helpers
 
+    /**
+     * What the provider writes for a batch as the framework hands it over: the whole-batch call (the engines) for a
+     * batch it takes, else the stream.
+     */
     static byte[] providerCompress(CompressionService s, byte[] data, Integer level) throws IOException {
+        int bound = s.maxCompressedSize(data.length);
+        if (bound < 0) return streamCompress(s, data, level);
+        ByteBuffer out = ByteBuffer.allocate(bound);
+        s.compress(ByteBuffer.wrap(data), out, Optional.ofNullable(level));
+        return Arrays.copyOf(out.array(), out.position());
+    }
+
+    /** The provider's stream, written in pieces of mixed sizes. */
+    static byte[] streamCompress(CompressionService s, byte[] data, Integer level) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (OutputStream out = s.compressedOutputStream(bytes, Optional.ofNullable(level))) {
             // as the framework does: a buffer in front, so mixed write sizes
@@ -82,7 +95,22 @@ public class NativeGzipCompressionServiceTest {
         return bytes.toByteArray();
     }
 
+    /**
+     * What the provider reads, as the framework asks it: the whole-batch call for a batch it takes (whatever it returns
+     * must be the built-in reader's bytes), else, or when the call throws, the stream.
+     */
     static byte[] providerDecompress(CompressionService s, byte[] gz) throws IOException {
+        int size = s.maxDecompressedSize(ByteBuffer.wrap(gz));
+        if (size >= 0) {
+            ByteBuffer out = ByteBuffer.allocate(size);
+            try {
+                s.decompress(ByteBuffer.wrap(gz), out);
+                assertEquals(size, out.position(), "decoded what it announced");
+                return out.array();
+            } catch (IOException e) {
+                // the framework lets the built-in reader decide: here the stream, which is that reader
+            }
+        }
         try (InputStream in = s.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
             return in.readAllBytes();
         }
@@ -170,11 +198,13 @@ public class NativeGzipCompressionServiceTest {
         assertArrayEquals(data, builtInDecompress(providerCompress(SERVICE, data, null)));
     }
 
-    /** The framework's pattern: a whole batch in one write, read back in big reads, both taken without a copy. */
+    /**
+     * The streams: one member whatever the writes (the framework's single write of a batch, pieces, single bytes), the
+     * built-in codec's bytes (zlib at the level), read back in reads of any size.
+     */
     @Test
-    void wholeBatchWritesAndBigReadsRoundTrip() throws IOException {
-        int[] sizes = {NativeGzipOutputStream.DIRECT_WRITE - 1, NativeGzipOutputStream.DIRECT_WRITE,
-            NativeGzipOutputStream.DIRECT_WRITE + 1, 1 << 20, NativeGzipOutputStream.WHOLE_MAX, NativeGzipOutputStream.WHOLE_MAX + 5};
+    void theStreamsStreamOneMemberAndRoundTrip() throws IOException {
+        int[] sizes = {0, 1, 64 * 1024, 1 << 20, GzipMember.WHOLE_MAX, GzipMember.WHOLE_MAX + 5};
         for (int level : new int[] {1, 6}) {
             for (int size : sizes) {
                 byte[] data = real(size);
@@ -185,7 +215,10 @@ public class NativeGzipCompressionServiceTest {
                 byte[] gz = bytes.toByteArray();
                 assertArrayEquals(data, builtInDecompress(gz), "one write, level " + level + ", " + size + " B");
                 GzipMembers.assertOneMember(gz, data.length, "one write, level " + level + ", " + size + " B");
-                // big reads (inflated in place), small reads (through the chunk) and both mixed
+                byte[] pieces = streamCompress(SERVICE, data, level);
+                assertArrayEquals(data, builtInDecompress(pieces), "pieces, level " + level + ", " + size + " B");
+                GzipMembers.assertOneMember(pieces, data.length, "pieces, level " + level + ", " + size + " B");
+                // big reads, small reads and both mixed
                 for (int[] reads : new int[][] {{1 << 20}, {16 * 1024}, {100}, {1, 70_000, 3, 16_384, 9_000}}) {
                     ByteArrayOutputStream back = new ByteArrayOutputStream();
                     try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
@@ -200,7 +233,7 @@ public class NativeGzipCompressionServiceTest {
                 }
             }
         }
-        // a big write, then small ones: still one member
+        // a big write, then small ones, then a flush: still one member
         byte[] a = real(200_000);
         byte[] b = random(5_000, 7);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -209,6 +242,7 @@ public class NativeGzipCompressionServiceTest {
             out.write(b, 0, 10);
             out.write(b[10]);
             out.write(b, 11, b.length - 11);
+            out.flush();
         }
         ByteArrayOutputStream expected = new ByteArrayOutputStream();
         expected.write(a);
@@ -265,7 +299,7 @@ public class NativeGzipCompressionServiceTest {
         assertArrayEquals(expected.toByteArray(), providerDecompress(SERVICE, concat.toByteArray()));
         assertArrayEquals(expected.toByteArray(), builtInDecompress(concat.toByteArray()));
         // a batch over the whole-buffer limit is streamed as one member
-        byte[] big = real(NativeGzipOutputStream.WHOLE_MAX * 2 + 1000);
+        byte[] big = real(GzipMember.WHOLE_MAX * 2 + 1000);
         byte[] gz = providerCompress(SERVICE, big, 1);
         assertArrayEquals(big, builtInDecompress(gz));
         GzipMembers.assertOneMember(gz, big.length, "streamed batch");
@@ -418,105 +452,26 @@ public class NativeGzipCompressionServiceTest {
         }
     }
 
+    /** The stream is the built-in codec's reader: it borrows nothing, and reads direct buffers too. */
     @Test
-    void usesAndReturnsTheBufferProvidersBuffers() throws IOException {
-        List<ByteBuffer> out = new ArrayList<>();
-        List<ByteBuffer> back = new ArrayList<>();
-        CompressionService.BufferProvider provider = new CompressionService.BufferProvider() {
-            @Override
-            public ByteBuffer get(int capacity) {
-                ByteBuffer b = ByteBuffer.allocate(capacity);
-                out.add(b);
-                return b;
-            }
-
-            @Override
-            public void release(ByteBuffer buffer) {
-                back.add(buffer);
-            }
-        };
-        // a member of up to the whole-member limit read in small pieces: decoded into one array from the provider
-        byte[] data = real(NativeGzipInputStream.WHOLE_MEMBER_MAX);
-        try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(builtInCompress(data, 6)), provider)) {
-            byte[] piece = new byte[1000];
-            ByteArrayOutputStream got = new ByteArrayOutputStream();
-            for (int n; (n = in.read(piece)) >= 0; ) got.write(piece, 0, n);
-            assertArrayEquals(data, got.toByteArray());
-        }
-        assertEquals(out, back);
-        assertEquals(1, out.size());
-        // a direct input buffer, on both paths
-        for (byte[] d : new byte[][] {data, real(500_000)}) {
+    void theStreamBorrowsNothingAndReadsDirectBuffers() throws IOException {
+        Allocations.CountingBufferProvider provider = new Allocations.CountingBufferProvider();
+        for (byte[] d : new byte[][] {real(1 << 20), real(500_000)}) {
             byte[] gz = builtInCompress(d, 6);
+            try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), provider)) {
+                byte[] piece = new byte[1000];
+                ByteArrayOutputStream got = new ByteArrayOutputStream();
+                for (int n; (n = in.read(piece)) >= 0; ) got.write(piece, 0, n);
+                assertArrayEquals(d, got.toByteArray());
+            }
             ByteBuffer direct = ByteBuffer.allocateDirect(gz.length);
             direct.put(gz).flip();
+            assertEquals(-1, SERVICE.maxDecompressedSize(direct), "the whole-batch call takes heap buffers only");
             try (InputStream in = SERVICE.decompressedInputStream(direct, provider)) {
                 assertArrayEquals(d, in.readAllBytes());
             }
         }
-    }
-
-    @Test
-    void singleMembersUpToTheLimitAreDecodedAtOnce() throws IOException {
-        int max = NativeGzipInputStream.WHOLE_MEMBER_MAX;
-        // an empty member is left to GZIPInputStream
-        assertDecodedWhole(false, builtInCompress(new byte[0], 6), new byte[0], "empty member");
-        for (int size : new int[] {1, 16 * 1024, 100_000, max}) {
-            byte[] data = real(size);
-            assertDecodedWhole(true, providerCompress(SERVICE, data, 6), data, "provider's member of " + size + " B");
-            assertDecodedWhole(true, builtInCompress(data, 1), data, "built-in member of " + size + " B");
-            assertDecodedWhole(true, builtInCompress(random(size, size), 9), random(size, size), "random " + size + " B");
-        }
-        // over the limit: at once only when a read has room for it all
-        for (int size : new int[] {max + 1, 5 * max}) {
-            byte[] data = real(size);
-            assertDecodedWhole(false, true, builtInCompress(data, 6), data, size + " B");
-        }
-        byte[] member = builtInCompress(real(50_000), 6);
-        assertDecodedWhole(false, concat(member, member), concat(real(50_000), real(50_000)), "two members");
-        for (int n : new int[] {1, 8, 19}) {
-            assertDecodedWhole(false, concat(member, new byte[n]), real(50_000), n + " zero bytes after the member");
-        }
-        // a trailer that lies about the size or the CRC-32: fails as with the built-in reader
-        for (int at : new int[] {member.length - 1, member.length - 4, member.length - 5, member.length - 8}) {
-            byte[] lie = member.clone();
-            lie[at] ^= 0x01;
-            assertEquals("failed", outcome(false, lie), "built-in, trailer byte " + at);
-            assertEquals("failed", outcome(true, lie), "trailer byte " + at);
-        }
-    }
-
-    private static void assertDecodedWhole(boolean whole, byte[] gz, byte[] expected, String what) throws IOException {
-        assertDecodedWhole(whole, whole, gz, expected, what);
-    }
-
-    /** Reads gz with small reads (into a pooled array), with one big read (in place) and byte by byte. */
-    private static void assertDecodedWhole(boolean wholeBySmallReads, boolean whole, byte[] gz, byte[] expected,
-                                           String what) throws IOException {
-        assertArrayEquals(expected, builtInDecompress(gz), "built-in, " + what);
-        try (NativeGzipInputStream in = (NativeGzipInputStream) SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
-            assertArrayEquals(expected, in.readAllBytes(), what);
-            assertEquals(wholeBySmallReads, in.decodedWholeMember(), what);
-        }
-        try (NativeGzipInputStream in = (NativeGzipInputStream) SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
-            byte[] room = new byte[expected.length + 100];
-            // decoded at once: one read returns it all; else reads may return less (a member at a time)
-            int n = whole ? in.read(room, 7, room.length - 7) : in.readNBytes(room, 7, room.length - 7);
-            // (readNBytes gives 0 at the end of the stream)
-            assertEquals(expected.length == 0 ? (whole ? -1 : 0) : expected.length, n, what + ", one big read");
-            assertArrayEquals(expected, Arrays.copyOfRange(room, 7, 7 + Math.max(n, 0)), what + ", one big read");
-            assertEquals(-1, in.read(room, 0, room.length), what + ", after one big read");
-            assertEquals(-1, in.read(), what + ", after one big read");
-            assertEquals(whole, in.decodedWholeMember(), what + ", one big read");
-        }
-        if (expected.length <= 100_000) {
-            try (NativeGzipInputStream in = (NativeGzipInputStream) SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
-                ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-                for (int b = in.read(); b >= 0; b = in.read()) bytes.write(b);
-                assertArrayEquals(expected, bytes.toByteArray(), what + ", byte by byte");
-                assertEquals(wholeBySmallReads, in.decodedWholeMember(), what + ", byte by byte");
-            }
-        }
+        assertEquals(0, provider.lent.get());
     }
 
     @Test
@@ -537,37 +492,6 @@ public class NativeGzipCompressionServiceTest {
         } catch (Exception e) {
             throw new IOException(e);
         }
-    }
-
-    @Test
-    void thePoolLosesNothingUnderContentionAndFreesEverythingOnClose() throws Exception {
-        AtomicInteger created = new AtomicInteger();
-        AtomicInteger freed = new AtomicInteger();
-        NativeGzip.Pool<Object> pool = new NativeGzip.Pool<>(4, o -> freed.incrementAndGet());
-        ExecutorService threads = Executors.newFixedThreadPool(8);
-        List<Future<?>> done = new ArrayList<>();
-        for (int t = 0; t < 8; t++) {
-            done.add(threads.submit(() -> {
-                for (int i = 0; i < 20_000; i++) {
-                    Object o = pool.poll();
-                    if (o == null) {
-                        o = new Object();
-                        created.incrementAndGet();
-                    }
-                    pool.release(o);
-                }
-                return null;
-            }));
-        }
-        for (Future<?> f : done) f.get(60, TimeUnit.SECONDS);
-        threads.shutdown();
-        assertEquals(created.get(), freed.get() + pool.idle(), "every object is idle in the pool or freed");
-        assertTrue(pool.idle() <= 4);
-        pool.close();
-        assertEquals(created.get(), freed.get(), "close() frees the idle ones");
-        pool.release(new Object());
-        assertEquals(created.get() + 1, freed.get(), "what is given back after close() is freed");
-        assertThrows(IOException.class, pool::poll);
     }
 
     @Test
@@ -615,20 +539,25 @@ public class NativeGzipCompressionServiceTest {
     private static void cycle(byte[] batch, byte[] corrupt, int i) throws IOException {
         int level = 1 + i % 9;
         byte[] gz = providerCompress(SERVICE, batch, level);
-        try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
-            if (in.readAllBytes().length != batch.length) throw new AssertionError();
-        }
+        if (providerDecompress(SERVICE, gz).length != batch.length) throw new AssertionError();
         if (i % 10 == 0) {   // error path: the native state must be given back too
-            try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(corrupt), null)) {
-                in.readAllBytes();
+            try {
+                providerDecompress(SERVICE, corrupt);
                 throw new AssertionError("corrupt input read");
             } catch (IOException expected) {
                 // expected
             }
         }
-        if (i % 10 == 3) {   // two members: the streaming inflater
-            try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(concat(gz, gz)), null)) {
-                if (in.readAllBytes().length != 2 * batch.length) throw new AssertionError();
+        if (i % 10 == 3) {   // two members: the whole-batch call refuses them, the stream reads them
+            if (providerDecompress(SERVICE, concat(gz, gz)).length != 2 * batch.length) throw new AssertionError();
+        }
+        if (i % 10 == 7) {   // the stream, and the whole-batch call without room for the member: engine given back
+            if (streamCompress(SERVICE, batch, level).length == 0) throw new AssertionError();
+            try {
+                SERVICE.compress(ByteBuffer.wrap(batch), ByteBuffer.allocate(64), Optional.of(level));
+                throw new AssertionError("a member fit in 64 B");
+            } catch (IOException expected) {
+                // expected
             }
         }
         if (i % 10 == 5) {   // a stream abandoned half-way, closed
@@ -641,86 +570,28 @@ public class NativeGzipCompressionServiceTest {
     // ------------------------------------------------------------------ lifecycle and failures (issue 29)
 
     @Test
-    void singleMembersUpToOneMebibyteAreInflatedByZlibNgBiggerOnesInOneReadByZlib() throws IOException {
-        for (int size : new int[] {100_000, NativeGzipInputStream.WHOLE_MEMBER_MAX, 3 << 20}) {
-            NativeGzipCompressionService s = new NativeGzipCompressionService();
-            try {
-                s.checkAvailable();
+    void theWholeBatchCallInflatesWithOnePooledZlibNgInflater() throws IOException {
+        NativeGzipCompressionService s = new NativeGzipCompressionService();
+        try {
+            s.checkAvailable();
+            for (int size : new int[] {100_000, 3 << 20, GzipMember.WHOLE_MAX}) {
                 byte[] batch = real(size);
-                byte[] out = new byte[size + 10];
-                try (NativeGzipInputStream in = (NativeGzipInputStream) s.decompressedInputStream(
-                        ByteBuffer.wrap(builtInCompress(batch, 6)), null)) {
-                    assertEquals(size, in.readNBytes(out, 0, out.length), "size " + size);
-                    assertTrue(in.decodedWholeMember(), "size " + size);
-                }
-                assertArrayEquals(batch, Arrays.copyOf(out, size));
-                // the inflater used went back to its pool: {idle zlib-ng, idle zlib}
-                int[] expected = size <= NativeGzipInputStream.WHOLE_MEMBER_MAX ? new int[] {1, 0} : new int[] {0, 1};
-                assertArrayEquals(expected, s.engines().idleInflaters(), "size " + size);
-            } finally {
-                s.close();
+                assertArrayEquals(batch, providerDecompress(s, builtInCompress(batch, 6)), "size " + size);
+                assertEquals(1, s.engines().idleInflaters(), "size " + size + ": the inflater went back to its pool");
             }
+            byte[] corrupt = builtInCompress(real(100_000), 6);
+            corrupt[corrupt.length / 2] ^= 0x10;
+            assertThrows(IOException.class, () -> s.decompress(ByteBuffer.wrap(corrupt), ByteBuffer.allocate(100_000)));
+            assertEquals(1, s.engines().idleInflaters(), "given back after corrupt data too");
+            assertEquals(1, s.engines().live());
+        } finally {
+            s.close();
         }
     }
 
-    // With a BufferProvider (Kafka's framework always gives one) members of up to LENT_MEMBER_MAX, what a producer with
-    // batch.size=1 MiB sends at gzip-6 (about 1.7 MB uncompressed), are inflated by zlib-ng into its buffer; a buffer
-    // the provider refuses (past its owner's bound) is the provider's exception, and nothing is allocated instead.
     @Test
-    void membersUpToEightMebibytesAreInflatedByZlibNgIntoTheProvidersBuffer() throws IOException {
-        List<Integer> asked = new ArrayList<>();
-        boolean[] refuse = {false};
-        CompressionService.BufferProvider provider = new CompressionService.BufferProvider() {
-            @Override
-            public ByteBuffer get(int capacity) {
-                asked.add(capacity);
-                if (refuse[0]) throw new IllegalStateException("past the owner's bound");
-                return ByteBuffer.allocate(capacity);
-            }
-
-            @Override
-            public void release(ByteBuffer buffer) {
-            }
-        };
-        for (int size : new int[] {3 << 20, NativeGzipInputStream.LENT_MEMBER_MAX}) {
-            NativeGzipCompressionService s = new NativeGzipCompressionService();
-            try {
-                s.checkAvailable();
-                byte[] batch = real(size);
-                byte[] gz = builtInCompress(batch, 6);
-                try (NativeGzipInputStream in = (NativeGzipInputStream) s.decompressedInputStream(ByteBuffer.wrap(gz), provider)) {
-                    ByteArrayOutputStream got = new ByteArrayOutputStream();
-                    byte[] piece = new byte[16 * 1024];
-                    for (int n; (n = in.read(piece)) >= 0; ) got.write(piece, 0, n);
-                    assertArrayEquals(batch, got.toByteArray(), "size " + size);
-                    assertTrue(in.decodedWholeMember(), "size " + size);
-                }
-                assertEquals(size, asked.get(asked.size() - 1));
-                assertArrayEquals(new int[] {1, 0}, s.engines().idleInflaters(), "size " + size);
-                refuse[0] = true;
-                try (InputStream in = s.decompressedInputStream(ByteBuffer.wrap(gz), provider)) {
-                    assertThrows(IllegalStateException.class, () -> in.read(new byte[16 * 1024]));
-                }
-                refuse[0] = false;
-            } finally {
-                s.close();
-            }
-        }
-        // one byte more: GZIPInputStream reads it, nothing is asked of the provider
-        asked.clear();
-        byte[] batch = real(NativeGzipInputStream.LENT_MEMBER_MAX + 1);
-        try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(builtInCompress(batch, 6)), provider)) {
-            ByteArrayOutputStream got = new ByteArrayOutputStream();
-            byte[] piece = new byte[16 * 1024];
-            for (int n; (n = in.read(piece)) >= 0; ) got.write(piece, 0, n);
-            assertArrayEquals(batch, got.toByteArray());
-        }
-        assertEquals(List.of(), asked);
-    }
-
-    @Test
-    void theWholeBatchCallWritesTheStreamsMemberInPlace() throws IOException {
-        for (int size : new int[] {0, 1, 1000, 64 * 1024, 1 << 20, NativeGzipOutputStream.WHOLE_MAX}) {
+    void theWholeBatchCallWritesOneMemberInPlace() throws IOException {
+        for (int size : new int[] {0, 1, 1000, 64 * 1024, 1 << 20, GzipMember.WHOLE_MAX}) {
             for (boolean incompressible : new boolean[] {false, true}) {
                 byte[] data = incompressible ? random(size, size) : real(size);
                 for (int level : new int[] {1, 6, 9}) {
@@ -738,12 +609,13 @@ public class NativeGzipCompressionServiceTest {
                     SERVICE.compress(input, output, Optional.of(level));
                     assertEquals(input.limit(), input.position(), what);
                     byte[] member = Arrays.copyOfRange(out, 11, 4 + output.position());
-                    assertArrayEquals(providerCompress(SERVICE, data, level), member, what + ": the stream's member");
+                    assertArrayEquals(providerCompress(SERVICE, data, level), member, what + ": what it writes without offsets");
                     assertArrayEquals(data, builtInDecompress(member), what);
+                    GzipMembers.assertOneMember(member, size, what);
                 }
             }
         }
-        assertEquals(-1, SERVICE.maxCompressedSize(NativeGzipOutputStream.WHOLE_MAX + 1), "bigger batches are streamed");
+        assertEquals(-1, SERVICE.maxCompressedSize(GzipMember.WHOLE_MAX + 1), "past the framework's own limit");
         IOException e = assertThrows(IOException.class,
             () -> SERVICE.compress(ByteBuffer.wrap(real(100_000)), ByteBuffer.allocate(100), Optional.empty()));
         assertTrue(e.getMessage().contains("compression failed"), e.getMessage());
@@ -773,15 +645,19 @@ public class NativeGzipCompressionServiceTest {
         NativeGzipCompressionService s = new NativeGzipCompressionService();
         s.checkAvailable();
         byte[] batch = real(100_000);
-        OutputStream openBeforeClose = s.compressedOutputStream(new ByteArrayOutputStream(), Optional.of(6));
-        openBeforeClose.write(batch, 0, 1000);   // collected: compressed on close
+        ByteArrayOutputStream open = new ByteArrayOutputStream();
+        OutputStream openBeforeClose = s.compressedOutputStream(open, Optional.of(6));
+        openBeforeClose.write(batch, 0, 1000);
         InputStream readBeforeClose = s.decompressedInputStream(ByteBuffer.wrap(builtInCompress(batch, 6)), null);
         s.close();
         assertThrows(IllegalStateException.class, () -> s.compressedOutputStream(new ByteArrayOutputStream(), Optional.empty()));
         assertThrows(IllegalStateException.class, () -> s.decompressedInputStream(ByteBuffer.wrap(builtInCompress(batch, 6)), null));
-        IOException e = assertThrows(IOException.class, openBeforeClose::close);
-        assertTrue(e.getMessage().contains("closed"), e.getMessage());
-        assertThrows(IOException.class, () -> readBeforeClose.read(new byte[10]));
+        assertThrows(IllegalStateException.class, () -> s.compress(ByteBuffer.wrap(batch), ByteBuffer.allocate(200_000), Optional.empty()));
+        assertThrows(IllegalStateException.class, () -> s.decompress(ByteBuffer.wrap(builtInCompress(batch, 6)), ByteBuffer.allocate(100_000)));
+        // streams already open need no engine: they finish their batch
+        openBeforeClose.close();
+        assertArrayEquals(Arrays.copyOf(batch, 1000), builtInDecompress(open.toByteArray()));
+        assertArrayEquals(batch, readBeforeClose.readAllBytes());
         // through the framework: the built-in codec serves the batch
         Compression framework = CompressionProviders.withProvider(Compression.gzip().level(6).build(), s);
         ByteBufferOutputStream buf = new ByteBufferOutputStream(1024);
@@ -812,10 +688,11 @@ public class NativeGzipCompressionServiceTest {
     @Test
     void trailersClaimingSixtyFourMebibytesAllocateNothingOfThatSize() throws IOException {
         long bound = 8L * 1024 * 1024;
-        Allocations.assertBounded(SERVICE, Allocations.lyingTrailer(), bound, NativeGzipInputStream.WHOLE_MEMBER_MAX,
-            "100 KB member, trailer claiming 64 MiB");
-        Allocations.assertBounded(SERVICE, Allocations.bomb(), bound, NativeGzipInputStream.WHOLE_MEMBER_MAX,
-            "64 MiB of zeros in one member");
+        // the whole-batch call declines both (past 8 MiB), and the stream borrows nothing
+        assertEquals(-1, SERVICE.maxDecompressedSize(ByteBuffer.wrap(Allocations.lyingTrailer())));
+        assertEquals(-1, SERVICE.maxDecompressedSize(ByteBuffer.wrap(Allocations.bomb())));
+        Allocations.assertBounded(SERVICE, Allocations.lyingTrailer(), bound, 0, "100 KB member, trailer claiming 64 MiB");
+        Allocations.assertBounded(SERVICE, Allocations.bomb(), bound, 0, "64 MiB of zeros in one member");
     }
 
     static long rssKiB() throws IOException {

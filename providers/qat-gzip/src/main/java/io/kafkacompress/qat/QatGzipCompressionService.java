@@ -12,18 +12,19 @@ import org.apache.kafka.common.config.ConfigException;
 
 import com.intel.qat.QatZipper;
 
+import io.kafkacompress.slots.SlotPool;
+
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.zip.CRC32;
 import java.util.zip.GZIPInputStream;
 
@@ -33,10 +34,12 @@ import java.util.zip.GZIPInputStream;
  * {@code hardware} (unavailable without a device), {@code software} (qat-java's AUTO mode on a host without devices;
  * qat-java 2.3.2 cannot force software where a device exists, so that combination is reported unavailable).
  * <p>
- * Compression: exactly one gzip member per batch, from one QATzip call (batches up to 8 MiB) or Kafka's built-in
- * writer (bigger batches, streamed). The framework's whole-batch call ({@link #compress(ByteBuffer, ByteBuffer, Optional)},
- * patch 0029) runs QATzip once from the batch's array straight into the buffer it lends, within
- * {@link #maxCompressedSize(int)}; the stream ({@link QatGzipOutputStream}) serves callers without such a buffer.
+ * Compression: exactly one gzip member per batch. The framework's whole-batch call
+ * ({@link #compress(ByteBuffer, ByteBuffer, Optional)}, patch 0029) runs QATzip once from the batch's array straight
+ * into the buffer it lends, within {@link #maxCompressedSize(int)}. The stream streams, with bounded memory, through
+ * Kafka's own gzip writer (zlib, the built-in codec's bytes): qat-java compresses whole buffers only, each call one
+ * member, so a QATzip stream of one member would have to hold the whole batch, and the framework uses the stream
+ * exactly when its owner has no room to lend for such a batch.
  * Decompression: {@link GZIPInputStream} through its 8 KiB window, exactly as Kafka's built-in codec reads a batch.
  * QATzip's decompression is not used: in its software path (qat-java 2.3.2, QATzip 1.3.1) a failed call returns 0
  * bytes without an error and leaves the thread's inflate state unusable for every session with the same settings,
@@ -53,9 +56,14 @@ public class QatGzipCompressionService implements CompressionService, Configurab
     enum ConfiguredMode { AUTO, HARDWARE, SOFTWARE }
 
     static final int DEFAULT_LEVEL = 6;
-    /** Batches up to this size are compressed with one QATzip call; bigger ones are streamed (one member either way). */
+    /**
+     * The largest batch the framework compresses whole (its own limit): {@link #maxCompressedSize(int)} is -1 above,
+     * so that its bounds never overflow.
+     */
     static final int WHOLE_MAX = 8 * 1024 * 1024;
-    private static final int POOL_SIZE = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+    /** GzipCompression's deflater output buffer and GZIPInputStream buffer. */
+    private static final int STREAM_BUFFER = 8 * 1024;
+    private static final String CLOSED = "QAT gzip: the compression service is closed";
 
     private volatile ConfiguredMode mode = ConfiguredMode.AUTO;
     private volatile String failure;        // why unavailable, set by checkAvailable
@@ -63,12 +71,13 @@ public class QatGzipCompressionService implements CompressionService, Configurab
     private volatile boolean hardware;      // a QAT device is present and will be used
     private volatile boolean closed;
     /** Idle sessions per level (index 1..9), created up front so that taking one needs no lock. */
-    private final ZipperPool[] pools = new ZipperPool[10];
+    @SuppressWarnings("unchecked")
+    private final SlotPool<Zipper>[] pools = new SlotPool[10];
     /** QATzip sessions created and not yet ended (for tests). */
     private final AtomicInteger liveSessions = new AtomicInteger();
 
     public QatGzipCompressionService() {
-        for (int level = 1; level <= 9; level++) pools[level] = new ZipperPool(POOL_SIZE);
+        for (int level = 1; level <= 9; level++) pools[level] = new SlotPool<>(Zipper::end, CLOSED);
     }
 
     @Override
@@ -135,15 +144,24 @@ public class QatGzipCompressionService implements CompressionService, Configurab
         return level;
     }
 
+    /**
+     * One gzip member, streamed with bounded memory through Kafka's own {@link GzipOutputStream} at the level (zlib,
+     * byte for byte what the built-in codec writes; {@code flush()} never ends the member). The framework uses it
+     * when its owner has no room to lend for {@link #compress(ByteBuffer, ByteBuffer, Optional)}.
+     */
     @Override
     public OutputStream compressedOutputStream(OutputStream bufferStream, Optional<Integer> compressionLevel) {
         requireAvailable();
-        return new QatGzipOutputStream(this, bufferStream, normalize(compressionLevel.orElse(null)));
+        try {
+            return new GzipOutputStream(bufferStream, STREAM_BUFFER, normalize(compressionLevel.orElse(null)));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);   // writing the header failed: the framework uses the built-in codec
+        }
     }
 
     /**
      * The room {@link #compress(ByteBuffer, ByteBuffer, Optional)} writes into at most, for batches up to
-     * {@link #WHOLE_MAX}; -1 (stream only) above. It is a true upper bound by construction: QATzip is given no more
+     * {@link #WHOLE_MAX}; -1 above. It is a true upper bound by construction: QATzip is given no more
      * room than this, so a member that would not fit fails the call (an IOException: the framework compresses the
      * batch with the built-in codec) instead of being written past it.
      * <ul>
@@ -178,9 +196,8 @@ public class QatGzipCompressionService implements CompressionService, Configurab
     }
 
     /**
-     * One QATzip call from {@code input}'s array straight into {@code output}'s: the member the stream writes, with
-     * no copy and, once the session pool is warm, no allocation. QATzip gets the room of
-     * {@link #maxCompressedSize(int)} at most. Every failure is an {@link IOException} (the framework then rewinds and
+     * One QATzip call from {@code input}'s array straight into {@code output}'s: one gzip member, with no copy and,
+     * once the session pool is warm, no allocation. QATzip gets the room of {@link #maxCompressedSize(int)} at most. Every failure is an {@link IOException} (the framework then rewinds and
      * writes the batch with the built-in codec): the service closed, QATzip failing or lacking room, QATzip
      * reading less than the whole input, or an output that is not exactly one member of this batch (its trailer
      * must be this batch's CRC-32 and size).
@@ -221,7 +238,7 @@ public class QatGzipCompressionService implements CompressionService, Configurab
             off = 0;
         }
         try {
-            return new GZIPInputStream(new ByteArrayInputStream(in, off, len), 8 * 1024);
+            return new GZIPInputStream(new ByteArrayInputStream(in, off, len), STREAM_BUFFER);
         } catch (IOException e) {
             throw new KafkaException(e);   // as the built-in GzipCompression.wrapForInput
         }
@@ -229,47 +246,6 @@ public class QatGzipCompressionService implements CompressionService, Configurab
 
     /** An empty gzip member (what GZIPOutputStream writes for no input). */
     private static final byte[] EMPTY_MEMBER = {0x1f, (byte) 0x8b, 8, 0, 0, 0, 0, 0, 0, (byte) 0xff, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-
-    /**
-     * Writes in[off, off+len) as exactly one gzip member, for the stream: one QATzip call into the session's scratch
-     * array (kept up to 2 MiB), taken only if its output is one member of this batch; otherwise (a QAT device
-     * splitting its output) the batch is compressed by Kafka's built-in gzip writer instead. (QATzip 1.3.1's software
-     * path writes one member for batches of 100 KB to 70 MiB, tested in the container; what a QAT device writes is
-     * checked here on every batch.)
-     */
-    void compressBatch(int level, byte[] in, int off, int len, OutputStream out) throws IOException {
-        if (len == 0) {
-            out.write(EMPTY_MEMBER);
-            return;
-        }
-        ZipperPool pool = pools[level];
-        Zipper z = pool.take(this, level);
-        boolean ok = false;
-        try {
-            int bound = hardware ? Math.max(qatzipBound(len), z.zipper.maxCompressedLength(len)) : softwareBound(len);
-            if (z.scratch == null || z.scratch.length < bound) z.scratch = new byte[bound];
-            int n;
-            try {
-                n = compressWith(z, in, off, len, z.scratch, 0, bound);
-            } catch (NotOneMember e) {
-                n = -1;
-            }
-            ok = true;
-            if (n > 0) {
-                out.write(z.scratch, 0, n);
-                return;
-            }
-        } finally {
-            if (z.scratch != null && z.scratch.length > 2 * 1024 * 1024 + 65536) z.scratch = null;
-            if (ok) pool.release(z);
-            else z.end();   // a session that failed is not reused
-        }
-        ByteArrayOutputStream member = new ByteArrayOutputStream(len / 4 + 64);
-        try (GzipOutputStream gz = new GzipOutputStream(member, 8 * 1024, level)) {
-            gz.write(in, off, len);
-        }
-        member.writeTo(out);
-    }
 
     /**
      * in[off, off+len) as exactly one gzip member into out[outOff, outOff+room), with a pooled session: the member's
@@ -281,8 +257,9 @@ public class QatGzipCompressionService implements CompressionService, Configurab
             System.arraycopy(EMPTY_MEMBER, 0, out, outOff, EMPTY_MEMBER.length);
             return EMPTY_MEMBER.length;
         }
-        ZipperPool pool = pools[level];
-        Zipper z = pool.take(this, level);
+        SlotPool<Zipper> pool = pools[level];
+        Zipper z = pool.poll();
+        if (z == null) z = newZipper(level);
         boolean ok = false;
         try {
             int n = compressWith(z, in, off, len, out, outOff, room);
@@ -345,13 +322,11 @@ public class QatGzipCompressionService implements CompressionService, Configurab
         return (b[p] & 0xff) | (b[p + 1] & 0xff) << 8 | (b[p + 2] & 0xff) << 16 | (b[p + 3] & 0xff) << 24;
     }
 
-    /** A QATzip session, its CRC-32 and the stream's scratch array; used by one thread at a time. */
+    /** A QATzip session and its CRC-32; used by one thread at a time. */
     static final class Zipper {
         final QatZipper zipper;
         /** For the trailer check: no allocation per batch. */
         final CRC32 crc = new CRC32();
-        /** The stream path's output array (the whole-batch call writes into the framework's buffer). */
-        byte[] scratch;
         private final AtomicInteger live;
         private final AtomicBoolean ended = new AtomicBoolean();
 
@@ -368,53 +343,6 @@ public class QatGzipCompressionService implements CompressionService, Configurab
                 zipper.end();
             } catch (RuntimeException ignored) {
                 // already ended by QATzip
-            }
-        }
-    }
-
-    /**
-     * Bounded pool of sessions per level, lock-free: reused, never leaked (ended when the pool is full, on error or
-     * on close). A take after {@link #close()} throws an IOException, so that the framework falls back.
-     */
-    static final class ZipperPool {
-        // idle sessions in slots taken and given back by compare-and-set: no lock per batch
-        private final AtomicReferenceArray<Zipper> idle;
-        private volatile boolean closed;
-
-        ZipperPool(int capacity) {
-            idle = new AtomicReferenceArray<>(capacity);
-        }
-
-        Zipper take(QatGzipCompressionService s, int level) throws IOException {
-            if (closed) throw new IOException("QAT gzip: the compression service is closed");
-            for (int i = 0; i < idle.length(); i++) {
-                Zipper z = idle.get(i);
-                if (z != null && idle.compareAndSet(i, z, null)) return z;
-            }
-            return s.newZipper(level);
-        }
-
-        void release(Zipper z) {
-            if (!closed) {
-                for (int i = 0; i < idle.length(); i++) {
-                    if (idle.get(i) == null && idle.compareAndSet(i, null, z)) {
-                        if (closed) drain();   // close() ran between the check and the store
-                        return;
-                    }
-                }
-            }
-            z.end();
-        }
-
-        void close() {
-            closed = true;
-            drain();
-        }
-
-        private void drain() {
-            for (int i = 0; i < idle.length(); i++) {
-                Zipper z = idle.getAndSet(i, null);
-                if (z != null) z.end();
             }
         }
     }
