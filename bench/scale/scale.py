@@ -102,11 +102,13 @@ def closed_segments(broker, args):
 
 
 def recompressed(broker):
-    path = os.path.join(broker.logdir, "log-cleaner.log")
-    if not os.path.exists(path):
-        return 0
-    with open(path, errors="replace") as f:
-        return sum(1 for line in f if RECOMPRESSED.search(line))
+    """The "Recompressed segment" lines of the cold topic in log-cleaner.log and the files it rolled into: Kafka's
+    log4j2.yaml rolls it every hour (log-cleaner.log.yyyy-MM-dd-HH), so a run that crosses the hour has lines in both."""
+    count = 0
+    for path in glob.glob(os.path.join(broker.logdir, "log-cleaner.log*")):
+        with open(path, errors="replace") as f:
+            count += sum(1 for line in f if RECOMPRESSED.search(line))
+    return count
 
 
 def longest_lock_wait(broker):

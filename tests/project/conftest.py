@@ -254,6 +254,13 @@ class Broker:
     def output(self):
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
+    def log_text(self, name):
+        """The text of the broker's log file NAME (log-cleaner.log, say) and of the files it rolled into: Kafka's
+        log4j2.yaml rolls its log files every hour (NAME.yyyy-MM-dd-HH), so a test that crosses the hour finds some
+        of its lines there. Oldest first."""
+        files = sorted((self.dir / "logs").glob(name + ".*")) + [self.dir / "logs" / name]
+        return "".join(p.read_text(errors="replace") for p in files if p.exists())
+
     def stop(self):
         if self.proc:
             stop_process_group(self.proc)

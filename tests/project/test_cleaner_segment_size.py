@@ -31,8 +31,7 @@ def produce(b, topic, pairs, codec="none", idempotent=True):
 
 
 def cleaner_log(b):
-    f = b.dir / "logs" / "log-cleaner.log"
-    return f.read_text() if f.exists() else ""
+    return b.log_text("log-cleaner.log")
 
 
 def swaps(b, topic):

@@ -113,7 +113,7 @@ def test_delete_policy_segments_recompressed_in_place(broker_factory):
           % (topic, bytes_before, bytes_after, ratio))
     assert ratio <= 0.6, (bytes_before, bytes_after)
     assert [x[:3] for x in after] == [x[:3] for x in before], "batch offsets changed"
-    assert "Recompressed segment" in (b.dir / "logs" / "log-cleaner.log").read_text()
+    assert "Recompressed segment" in b.log_text("log-cleaner.log")
     counts = jmx_counts(jmx_port)
     read, written = (counts.get(("CleanerRecompressionBytes%sPerSec" % d, topic)) for d in ("In", "Out"))
     print("CleanerRecompressionBytesInPerSec %s, CleanerRecompressionBytesOutPerSec %s" % (read, written))
