@@ -6,8 +6,9 @@
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.compress.CompressionProviders;
 import org.apache.kafka.common.compress.CompressionService;
+import org.apache.kafka.common.compress.ProviderSet;
+import org.apache.kafka.common.compress.ThreadProviders;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -68,16 +69,16 @@ public class ValidatorBench {
         byte[] wire = new byte[batch.sizeInBytes()];
         batch.buffer().duplicate().get(wire);
 
-        CompressionProviders.ProviderSet providers = CompressionProviders.ProviderSet.NONE;
+        ProviderSet providers = ProviderSet.NONE;
         if (!provider.equals("builtin")) {
             CompressionService service = (CompressionService) Class.forName(provider).getDeclaredConstructor().newInstance();
             if (service instanceof Configurable)
                 ((Configurable) service).configure(Map.of());
-            providers = CompressionProviders.ProviderSet.of(Map.of(CompressionType.GZIP, service));
+            providers = ProviderSet.of(Map.of(CompressionType.GZIP, service));
         }
         // one thread's buffers and its handle on the owner's providers, as a broker's request handler has them
         BufferSupplier bufferSupplier = BufferSupplier.create();
-        CompressionProviders.ThreadProviders threadProviders = providers.threadProviders();
+        ThreadProviders threadProviders = providers.threadProviders();
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long warmUpEnd = System.nanoTime() + (long) (Math.min(5, seconds / 3) * 1e9);
         long end = System.nanoTime() + (long) (seconds * 1e9);

@@ -19,6 +19,8 @@ package io.kafkacompress.tools.advisor;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.compress.CompressionProviders;
 import org.apache.kafka.common.compress.CompressionService;
+import org.apache.kafka.common.compress.ProviderSet;
+import org.apache.kafka.common.compress.ThreadProviders;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.AbstractRecords;
 import org.apache.kafka.common.record.internal.CompressionRatioEstimator;
@@ -186,7 +188,7 @@ final class Measurement {
     private final long warmupBytes;
     private final Progress progress;
     private BufferSupplier bufferSupplier = BufferSupplier.create();
-    private CompressionProviders.ThreadProviders providers = CompressionProviders.ThreadProviders.NONE;
+    private ThreadProviders providers = ThreadProviders.NONE;
     private boolean timing;     // progress counts the timed passes
     /** At the topic's batch size, at most this many records a batch too (the p90 of its batches'). */
     int realMaxRecords = Integer.MAX_VALUE;
@@ -246,8 +248,8 @@ final class Measurement {
         Compression compression = setting.compression();
         // read back as a consumer configured with the setting's provider does: its fetcher's buffers and providers
         bufferSupplier = BufferSupplier.create();
-        providers = setting.provider == null ? CompressionProviders.ThreadProviders.NONE
-            : CompressionProviders.ProviderSet.of(Map.of(setting.type, setting.provider)).threadProviders();
+        providers = setting.provider == null ? ThreadProviders.NONE
+            : ProviderSet.of(Map.of(setting.type, setting.provider)).threadProviders();
         // the producer keeps one estimate per topic and codec; one "topic" per setting here
         String estimatorKey = "kafka-compression-advisor/" + setting.label() + "/" + batchSize + (real ? "/real" : "");
         CompressionRatioEstimator.resetEstimation(estimatorKey);
