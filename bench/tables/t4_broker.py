@@ -2,6 +2,7 @@
 producer sends gzip-6 to a gzip-6 topic, 1 MiB and 256 KiB batches) in interleaved pairs with broker CPU per MB, and
 the log cleaner compacting a gzip topic (seconds and broker CPU per MB); the broker targets on the provider's rows."""
 
+import glob
 import os
 import re
 import time
@@ -94,17 +95,22 @@ def run(ctx, brokers, impls):
                                             json_path])
                 run_cmd(cmd, env, os.path.join(ctx.paths.logs, f"tools-{b.tag}.log"))
                 time.sleep(1)
-                # the cleaner thread's summary goes to server.log, its other lines to log-cleaner.log
+                # the cleaner thread's summary goes to server.log, its other lines to log-cleaner.log; log4j2 rolls
+                # both every hour (NAME.yyyy-MM-dd-HH), so a roll since here moved the lines after `before` there
                 logs = [os.path.join(b.logdir, x) for x in ("server.log", "log-cleaner.log")]
                 before = {fn: os.path.getsize(fn) if os.path.exists(fn) else 0 for fn in logs}
+                rolled_before = {fn: set(glob.glob(fn + ".*")) for fn in logs}
 
                 def new_text():
                     t = ""
                     for fn in logs:
-                        if os.path.exists(fn):
-                            with open(fn, "rb") as fh:
-                                fh.seek(before[fn])
-                                t += fh.read().decode("utf-8", "replace")
+                        offset = before[fn]
+                        for part in sorted(set(glob.glob(fn + ".*")) - rolled_before[fn]) + [fn]:
+                            if os.path.exists(part):
+                                with open(part, "rb") as fh:
+                                    fh.seek(offset)
+                                    t += fh.read().decode("utf-8", "replace")
+                            offset = 0
                     return t
                 cpu0 = b.cpu_seconds()
                 t0 = time.time()
