@@ -82,6 +82,27 @@ class Impl:
         return cmd, env
 
 
+def log_mark(path):
+    """Where the broker log file PATH (server.log, log-cleaner.log) stands now, for log_text: its size and the files
+    log4j2 has rolled it into so far."""
+    return os.path.getsize(path) if os.path.exists(path) else 0, frozenset(glob.glob(path + ".*"))
+
+
+def log_text(path, mark=(0, frozenset())):
+    """The text of the broker log file PATH written since MARK (log_mark), oldest first; without MARK all of it.
+    Kafka's log4j2.yaml rolls its log files every hour (PATH.yyyy-MM-dd-HH): text written since the mark may be in a
+    file rolled since, the first of which starts with the text that was there at the mark."""
+    offset, rolled = mark
+    text = ""
+    for part in sorted(set(glob.glob(path + ".*")) - rolled) + [path]:
+        if os.path.exists(part):
+            with open(part, "rb") as f:
+                f.seek(offset)
+                text += f.read().decode("utf-8", "replace")
+        offset = 0
+    return text
+
+
 def run(cmd, env, log, timeout=900, check=True):
     with open(log, "a") as f:
         f.write("\n$ " + " ".join(cmd) + "\n")
@@ -183,7 +204,7 @@ class Broker:
         """Starts the broker on its formatted data directory and waits for its "started" line."""
         start = os.path.getsize(self.log) if os.path.exists(self.log) else 0
         server_log = os.path.join(self.logdir, "server.log")
-        start_server = os.path.getsize(server_log) if os.path.exists(server_log) else 0
+        server_mark = log_mark(server_log)
         cmd, env = self.impl.cmd("broker", [self.props_file], heap=BROKER_HEAP, log_dir=self.logdir,
                                  extra_jvm=self.jvm)
         out = open(self.log, "a")
@@ -192,12 +213,10 @@ class Broker:
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"broker {self.tag} exited ({self.proc.returncode}); see {self.log}")
-            text = ""
-            for fn, offset in ((self.log, start), (server_log, start_server)):
-                if os.path.exists(fn):
-                    with open(fn, errors="replace") as f:
-                        f.seek(offset if os.path.getsize(fn) >= offset else 0)   # from the top if it rolled over
-                        text += f.read()
+            text = log_text(server_log, server_mark)
+            with open(self.log, errors="replace") as f:     # the broker's stdout, ours: appended to, never rolled
+                f.seek(start)
+                text += f.read()
             if "Kafka Server started" in text or "started (kafka.server.KafkaRaftServer)" in text:
                 m = re.search(r"Compression provider for gzip: ([^\n]*?) \(class ", text)
                 if m:

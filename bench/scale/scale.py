@@ -14,7 +14,7 @@ import sys
 import time
 from types import SimpleNamespace
 
-from benchlib.brokers import Broker, Impl
+from benchlib.brokers import Broker, Impl, log_text
 from benchlib.common import java_tool, md_table
 from benchlib.context import Context, Paths
 
@@ -102,13 +102,8 @@ def closed_segments(broker, args):
 
 
 def recompressed(broker):
-    """The "Recompressed segment" lines of the cold topic in log-cleaner.log and the files it rolled into: Kafka's
-    log4j2.yaml rolls it every hour (log-cleaner.log.yyyy-MM-dd-HH), so a run that crosses the hour has lines in both."""
-    count = 0
-    for path in glob.glob(os.path.join(broker.logdir, "log-cleaner.log*")):
-        with open(path, errors="replace") as f:
-            count += sum(1 for line in f if RECOMPRESSED.search(line))
-    return count
+    """The "Recompressed segment" lines of the cold topic in log-cleaner.log and the files log4j2 rolled it into."""
+    return len(RECOMPRESSED.findall(log_text(os.path.join(broker.logdir, "log-cleaner.log"))))
 
 
 def longest_lock_wait(broker):

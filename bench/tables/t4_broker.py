@@ -2,12 +2,11 @@
 producer sends gzip-6 to a gzip-6 topic, 1 MiB and 256 KiB batches) in interleaved pairs with broker CPU per MB, and
 the log cleaner compacting a gzip topic (seconds and broker CPU per MB); the broker targets on the provider's rows."""
 
-import glob
 import os
 import re
 import time
 
-from benchlib.brokers import run as run_cmd
+from benchlib.brokers import log_mark, log_text, run as run_cmd
 from benchlib.common import data_info, first_line, fmt_int, fmt_x, md_table, median, write_csv
 from benchlib.runs import compare, produce, ratios, run_pairs, summarize
 from benchlib.targets import at_most, target
@@ -95,23 +94,12 @@ def run(ctx, brokers, impls):
                                             json_path])
                 run_cmd(cmd, env, os.path.join(ctx.paths.logs, f"tools-{b.tag}.log"))
                 time.sleep(1)
-                # the cleaner thread's summary goes to server.log, its other lines to log-cleaner.log; log4j2 rolls
-                # both every hour (NAME.yyyy-MM-dd-HH), so a roll since here moved the lines after `before` there
+                # the cleaner thread's summary goes to server.log, its other lines to log-cleaner.log
                 logs = [os.path.join(b.logdir, x) for x in ("server.log", "log-cleaner.log")]
-                before = {fn: os.path.getsize(fn) if os.path.exists(fn) else 0 for fn in logs}
-                rolled_before = {fn: set(glob.glob(fn + ".*")) for fn in logs}
+                marks = [log_mark(fn) for fn in logs]
 
                 def new_text():
-                    t = ""
-                    for fn in logs:
-                        offset = before[fn]
-                        for part in sorted(set(glob.glob(fn + ".*")) - rolled_before[fn]) + [fn]:
-                            if os.path.exists(part):
-                                with open(part, "rb") as fh:
-                                    fh.seek(offset)
-                                    t += fh.read().decode("utf-8", "replace")
-                            offset = 0
-                    return t
+                    return "".join(log_text(fn, mark) for fn, mark in zip(logs, marks))
                 cpu0 = b.cpu_seconds()
                 t0 = time.time()
                 b.alter_topic(topic, {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01",
