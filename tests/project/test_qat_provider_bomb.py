@@ -5,10 +5,11 @@ compression.gzip.provider (required) in the broker image (Debian trixie with QAT
 runs QATzip's software path, which the start-up log line must say):
 
 - test_qat_bombs_are_stored_as_by_a_stock_broker: a -Xmx1g QAT broker and a -Xmx1g stock Apache Kafka 4.3.1 broker
-  (on the host, as in test_provider_bomb.py) get every bomb variant of test_provider_bomb.VARIANTS: the same answers,
+  (on the host, as in test_provider_bomb.py) get the bomb variants of test_provider_bomb.VARIANTS (QAT_VARIANTS: all
+  with ./build.sh test --full, two in CI): the same answers,
   the same stored batches, no OutOfMemoryError (-XX:+ExitOnOutOfMemoryError), the QAT broker alive and holding at
   most the stock broker's heap + 64 MB after a collection; a consumer reads the gzip bombs back from it.
-- test_qat_bombs_from_many_producers_keep_the_heap_bounded: the 60 s flood of bombs from 8 producers against two
+- test_qat_bombs_from_many_producers_keep_the_heap_bounded: the flood (60 s with ./build.sh test --full, 20 s in CI) of bombs from 8 producers against two
   brokers of the image with num.io.threads=32, the QAT provider and none.
 
 The brokers are conftest's Broker run by the image (ImageBroker): host network, so their listeners are the host's
@@ -23,12 +24,15 @@ import os
 
 import pytest
 
-from conftest import Broker
+from conftest import FULL, Broker
 from test_images import BROKER_IMAGE, ENGINE, ENGINE_REASON, engine, engine_argv, engine_env, unique
-from test_provider_bomb import (FLOOD_IO_THREADS, LIVE_HEAP_OPTS, check_bombs_against_stock, client,  # noqa: F401 (client is a fixture)
-                                flood_and_check, gc_log_opt)
+from test_provider_bomb import (FLOOD_IO_THREADS, LIVE_HEAP_OPTS, VARIANTS, check_bombs_against_stock,  # noqa: F401
+                                client, flood_and_check, gc_log_opt)   # (client is a fixture)
 
 QAT = "io.kafkacompress.qat.QatGzipCompressionService"
+# ./build.sh test --full sends every variant; CI the gzip bomb (decompressed through QAT on produce and on
+# consume) and the lz4 bomb into a gzip topic (compressed through it), test_provider_bomb.py sending all to native-gzip
+QAT_VARIANTS = tuple(VARIANTS) if FULL else ("gzip-100x8MB", "lz4-40x8MB-to-gzip")
 QAT_PROPS = {"compression.gzip.provider": QAT, "compression.gzip.provider.required": "true",
              "compression.gzip.qat.mode": "auto"}
 
@@ -95,7 +99,7 @@ def test_qat_bombs_are_stored_as_by_a_stock_broker(image, broker_factory, client
     ours = qat_broker(broker_factory, tmp_path, "qat", "-Xmx1g", jvm_opts=LIVE_HEAP_OPTS)
     stock = broker_factory("stock", stock=True, heap="-Xmx1g",
                            jvm_opts=["-XX:+ExitOnOutOfMemoryError", gc_log_opt(tmp_path, "stock")] + LIVE_HEAP_OPTS)
-    check_bombs_against_stock(ours, stock, client, QAT)
+    check_bombs_against_stock(ours, stock, client, QAT, QAT_VARIANTS)
 
 
 # the heap of test_provider_bomb's flood (-Xmx512m for both there)

@@ -1,10 +1,20 @@
 """Helpers shared by the system tests."""
 
+import os
 import time
 
 from ducktape.utils.util import wait_until
 
 from ..services.paths import KAFKA_HOME
+
+
+def full_only(case, minutes, why="CI's time limit does not hold it"):
+    """None when the long cases run (KC_SYSTEST_FULL=1, which ./build.sh test --full sets), else the result that
+    reports CASE (about MINUTES long) skipped, saying how to run it."""
+    if os.environ.get("KC_SYSTEST_FULL") == "1":
+        return None
+    return {"skipped": "%s (about %s min) runs with ./build.sh test --full or KC_SYSTEST_FULL=1 ./build.sh systest: "
+                       "%s, see docs/testing.md" % (case, minutes, why)}
 
 
 def timed(times, label):

@@ -5,7 +5,6 @@ Reports "skipped: provider not built" when the jars are not in the distribution.
 KC_SYSTEST_FULL=1 (./build.sh test --full): CI runs the native-gzip case, and the project tests put the QAT provider
 on a broker with every client (test_providers.py, test_client_interop.py, test_qat_provider_bomb.py)."""
 
-import os
 import re
 
 from ducktape.mark import matrix
@@ -15,7 +14,7 @@ from ducktape.tests.test import Test
 from ..services.clients import ProducerService, VerifyingConsumer
 from ..services.dumplog import DumpLog
 from ..services.kafka import KafkaService
-from .common import has_provider_framework, table, timed
+from .common import full_only, has_provider_framework, table, timed
 
 PROVIDERS = {
     "native-gzip": ("kafka-compress-native-gzip*.jar", "io.kafkacompress.nativegzip.NativeGzipCompressionService", {}),
@@ -36,9 +35,9 @@ class ProvidersTest(Test):
     @cluster(num_nodes=5)
     @matrix(provider=["native-gzip", "qat-gzip"])
     def test_provider(self, provider):
-        if provider != "native-gzip" and os.environ.get("KC_SYSTEST_FULL") != "1":
-            return {"skipped": "the %s case (about 1.5 min) runs with ./build.sh test --full or KC_SYSTEST_FULL=1 "
-                               "./build.sh systest providers: CI runs the native-gzip case, see docs/testing.md" % provider}
+        skipped = provider != "native-gzip" and full_only("the %s case" % provider, 1.5, "CI runs the native-gzip case")
+        if skipped:
+            return skipped
         times = {}
         jar, cls, extra = PROVIDERS[provider]
         kafka = KafkaService(self.test_context, 3)

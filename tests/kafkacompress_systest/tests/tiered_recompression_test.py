@@ -20,7 +20,7 @@ from ducktape.utils.util import wait_until
 from ..services.clients import ProducerService, VerifyingConsumer
 from ..services.kafka import KafkaService
 from ..services.paths import KAFKA_HOME, TIERED, TOOLS
-from .common import Events, bounce, table, timed
+from .common import full_only, Events, bounce, table, timed
 
 TOPIC = "tiered"
 RATE = 400          # records/s, in batches of about 200 records (linger.ms 500)
@@ -84,10 +84,9 @@ class TieredRecompressionTest(Test):
 
     @cluster(num_nodes=5)
     def test_tiered_topic_recompressed_before_copy_with_kills(self):
-        if os.environ.get("KC_SYSTEST_FULL") != "1":
-            return {"skipped": "the tiered case (about 4 min) runs with ./build.sh test --full or KC_SYSTEST_FULL=1 "
-                               "./build.sh systest tiered_recompression: CI's time limit does not hold it, see "
-                               "docs/testing.md"}
+        skipped = full_only("the tiered case", 4)
+        if skipped:
+            return skipped
         times = {}
         with timed(times, "start cluster"):
             kafka = KafkaService(self.test_context, 3, server_props=SERVER_PROPS)

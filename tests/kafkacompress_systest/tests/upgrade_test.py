@@ -34,7 +34,7 @@ from ducktape.utils.util import wait_until
 
 from ..services.clients import ProducerService, VerifyingConsumer
 from ..services.kafka import KafkaService
-from .common import has_provider_framework, table, timed
+from .common import full_only, has_provider_framework, table, timed
 
 TOPIC = "rolling"        # delete policy, 3 partitions, RF 3, min.insync.replicas 2: Java + librdkafka producers
 KEYED = "keyed"          # compacted, 2 partitions, RF 2: Java producer with keys; reassigned while mixed
@@ -167,10 +167,10 @@ class UpgradeTest(Test):
     @parametrize(mode="full")
     def test_rolling_upgrade_and_downgrade(self, mode):
         self.setup_run()
-        if mode != "ci" and os.environ.get("KC_SYSTEST_FULL") != "1":
-            return {"skipped": "the rolling upgrade's %s case (short: about 8 min, full: about 26 min) runs with "
-                               "./build.sh test --full or KC_SYSTEST_FULL=1 ./build.sh systest upgrade: "
-                               "CI's 90-minute limit does not hold it; CI runs mode=ci" % mode}
+        skipped = mode != "ci" and full_only("the rolling upgrade's %s case" % mode, {"short": 8, "full": 26}.get(mode),
+                                             "CI's time limit does not hold it; CI runs mode=ci")
+        if skipped:
+            return skipped
         with timed(self.times, "start cluster"):
             kafka = KafkaService(self.test_context, 4, controllers=1, version="stock")
             controller, brokers = kafka.controllers[0], kafka.brokers
