@@ -37,7 +37,8 @@ PATCHED = {"kafka-clients": "clients", "kafka-server-common": "server-common",
 FULL = os.environ.get("KC_SYSTEST_FULL") == "1"
 full_only = pytest.mark.skipif(not FULL,
                                reason="run by ./build.sh test --full (KC_SYSTEST_FULL=1): CI's time limit does not "
-                                      "hold it; the gate's unit tests of the same patches run in CI")
+                                      "hold it; CI runs a shorter case of it (docs/testing.md, What CI leaves to "
+                                      "test --full)")
 
 
 def pytest_configure(config):
