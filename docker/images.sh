@@ -112,6 +112,11 @@ node_wheels_check() {
 cmd_build() {
     engine_available || die "no container engine: $KC_ENGINE_REASON"
     [[ -f "$KC_DIST/RELEASE" ]] || die "no distribution at $KC_DIST (run ./build.sh first)"
+    # one build at a time (./build.sh test runs the system tests beside the other project tests, and both build):
+    # the second waits here, then finds the images current
+    mkdir -p "$KC_ROOT/build"
+    exec 9>"$KC_ROOT/build/images.lock"
+    flock 9
     local rel_dist="${KC_DIST#"$KC_ROOT"/}"
     [[ "$rel_dist" != /* ]] || die "the distribution must be inside the repository ($KC_DIST)"
     log "engine: $KC_ENGINE$([[ $KC_ENGINE == podman ]] && echo " (CONTAINERS_CONF=$KC_CONTAINERS_CONF)")"

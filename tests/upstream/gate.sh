@@ -5,8 +5,8 @@
 # or changes (kafka/*/src/test/java) are compiled here and replace their
 # published counterparts. Exclusions, each with its reason: exclusions.txt.
 #
-# Each package (and the class list) runs in its own JVM, two JVMs at a time (GATE_FORKS); upstream's @Flaky tests run
-# apart, as upstream's CI quarantines them. As in upstream's CI, a failed test is
+# Each package (and the class list; the two longest packages in halves) runs in its own JVM, three JVMs at a time
+# (GATE_FORKS); upstream's @Flaky tests run apart, as upstream's CI quarantines them. As in upstream's CI, a failed test is
 # retried in a fresh JVM (once; @Flaky ones up to three times); a test that fails
 # every attempt fails the gate, and tests that passed only on retry are listed.
 #
@@ -187,15 +187,18 @@ junit() {
 report() { python3 "$HERE/reports.py" "$@"; }
 mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
 
-# selectors of one group: a package's test classes (exactly that package), or the listed classes
+# selectors of one group: a package's test classes (exactly that package), the classes of a package whose names
+# begin with a letter of a range or not ("P:A-K", "P:^A-K": the halves of a long package), or the listed classes
 selectors() {
     if [[ "$1" == classes ]]; then
         local c re=""
         for c in "${CLASSES[@]}"; do echo --select-class; echo "$c"; re+="${re:+|}${c//./\\.}"; done
         echo --include-classname; echo "^($re)([\$][^.]*)?\$"
     else
-        echo --select-package; echo "$1"
-        echo --include-classname; echo "^${1//./\\.}\.[^.]*Tests?([\$][^.]*)?\$"
+        local p="${1%:*}" first="[^.]"
+        [[ "$1" == *:* ]] && first="[${1##*:}]"
+        echo --select-package; echo "$p"
+        echo --include-classname; echo "^${p//./\\.}\.$first[^.]*Tests?([\$][^.]*)?\$"
     fi
 }
 
@@ -221,7 +224,18 @@ rm -f "$OUT/output.txt"
 : > "$OUT/failed.txt"
 : > "$OUT/passed-on-retry.txt"
 runner_failed=0
-GROUPS_=("${PACKAGES[@]}")
+# the two longest packages run as two JVMs each: the test classes whose names begin with a letter of a range, and
+# the rest (the classes' own times in the CI run of 2026-11-29: org.apache.kafka.server A-K 585 s, the rest 711 s;
+# org.apache.kafka.clients.consumer A-C 720 s, which is the CooperativeStickyAssignorTest, the rest 560 s)
+declare -A HALVES=([org.apache.kafka.server]="A-K ^A-K" [org.apache.kafka.clients.consumer]="A-C ^A-C")
+GROUPS_=()
+for p in "${PACKAGES[@]}"; do
+    if [[ -n "${HALVES[$p]:-}" ]]; then
+        for r in ${HALVES[$p]}; do GROUPS_+=("$p:$r"); done
+    else
+        GROUPS_+=("$p")
+    fi
+done
 [[ ${#CLASSES[@]} -gt 0 ]] && GROUPS_+=(classes)
 ALL_SELECTORS=()
 for g in "${GROUPS_[@]}"; do
@@ -241,15 +255,16 @@ run_group() {
     return $rc
 }
 
-# GATE_FORKS JVMs at a time (default 2), as upstream's Gradle build runs maxParallelForks = the number of cores:
-# each fork takes the next group from a queue, longest first. upstream's cluster tests in org.apache.kafka.server
-# wait on brokers and controllers more than they compute (13 of the 25 minutes of the gate, at a sixth to a third of
-# one core), so the sticky-assignor tests of org.apache.kafka.clients.consumer, which keep one core busy for 10
-# minutes, run beside them, and the other groups after. Each group has a JVM of its own. Those assignor tests carry
-# their own timeouts, which load can make them miss: what fails is retried once every fork is done, one group at a
-# time, alone on the machine (upstream's CI retries a failed test once).
-FORKS="${GATE_FORKS:-2}"
-LONG_FIRST=(org.apache.kafka.server org.apache.kafka.clients.consumer classes)
+# GATE_FORKS JVMs at a time (default 3), each taking the next group from a queue, longest first. Upstream's Gradle
+# build runs maxParallelForks = the number of cores; one JVM more here, because upstream's cluster tests in
+# org.apache.kafka.server wait on brokers and controllers more than they compute (a sixth to a third of one core):
+# the assignor tests of org.apache.kafka.clients.consumer, which keep one core busy for 20 minutes, start beside the
+# two halves of the cluster tests, and the other groups follow. Those assignor tests carry their own timeouts, which
+# load can make them miss: what fails is retried once every fork is done, one group at a time, alone on the machine
+# (upstream's CI retries a failed test once).
+FORKS="${GATE_FORKS:-3}"
+LONG_FIRST=(org.apache.kafka.clients.consumer:A-C org.apache.kafka.server:^A-K org.apache.kafka.server:A-K
+            org.apache.kafka.clients.consumer:^A-C classes)
 {
     for g in "${LONG_FIRST[@]}"; do printf '%s\n' "${GROUPS_[@]}" | grep -Fx -- "$g" || true; done
     printf '%s\n' "${GROUPS_[@]}" | grep -Fxv -f <(printf '%s\n' "${LONG_FIRST[@]}") || true

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 
 def testcases(directory):
-    for path in sorted(glob.glob(f"{directory}/TEST-*.xml")):
+    for path in sorted(glob.glob(glob.escape(directory) + "/TEST-*.xml")):
         for case in ET.parse(path).getroot().iter("testcase"):
             yield case
 
