@@ -840,7 +840,7 @@ cmd_test() {
     log "project tests: finished in $(elapsed "$t0")"
     if [[ -n $sys_pid ]]; then
         wait "$sys_pid" || rc=1
-        log "system tests: finished in $(elapsed "$t0"); their pytest output ($sys_log):"
+        log "system tests: their pytest output ($sys_log):"
         cat "$sys_log" >&2
     fi
     [[ $rc == 0 ]] && log "all tests passed" || die "tests failed"

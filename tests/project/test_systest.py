@@ -9,9 +9,11 @@ import sys
 
 import pytest
 
+from conftest import FULL
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # ./build.sh test --full (KC_SYSTEST_FULL=1) adds the long cases: the rolling upgrade alone takes 34 minutes more
-TIMEOUT = int(os.environ.get("KC_SYSTEST_PYTEST_TIMEOUT", "7200" if os.environ.get("KC_SYSTEST_FULL") == "1" else "2400"))
+TIMEOUT = int(os.environ.get("KC_SYSTEST_PYTEST_TIMEOUT", "7200" if FULL else "2400"))
 
 
 def engine_problem():
