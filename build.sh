@@ -824,23 +824,25 @@ cmd_test() {
     t0=$SECONDS
     # the system tests run beside the other project tests, in a pytest of their own: they are about a third of the
     # project tests' time, spent mostly waiting on nodes in containers of their own network (no loopback port, no
-    # file of the others), and the project tests leave more than half of the 2 cores idle (docs/testing.md)
-    local systest=tests/project/test_systest.py::test_system_tests_pass sys_pid="" sys_log="$BUILD/test-systest.log"
-    local deselect=()
+    # file of the others), and the project tests leave more than half of the 2 cores idle (docs/testing.md). The
+    # client interop cases (brokers on free loopback ports, files under their own temporary folder) go with them, so
+    # that the two pytests take about as long as each other
+    local beside=(tests/project/test_systest.py::test_system_tests_pass tests/project/test_client_interop.py)
+    local sys_pid="" sys_log="$BUILD/test-systest.log" deselect=() t
     if [[ $mode != quick ]]; then
-        log "system tests: pytest $systest, beside the other project tests (output: $sys_log)"
-        (cd "$ROOT" && exec python3 -m pytest -q -p no:cacheprovider --basetemp="$BUILD/pytest-systest" \
-            "${marks[@]}" "$systest") > "$sys_log" 2>&1 &
+        log "system tests and client interop: pytest ${beside[*]}, beside the other project tests (output: $sys_log)"
+        (cd "$ROOT" && exec python3 -m pytest -q -p no:cacheprovider --durations=10 --basetemp="$BUILD/pytest-systest" \
+            "${marks[@]}" "${beside[@]}") > "$sys_log" 2>&1 &
         sys_pid=$!
-        deselect=(--deselect "$systest")
+        for t in "${beside[@]}"; do deselect+=(--deselect "$t"); done
     fi
-    log "project tests: pytest tests/project ${marks[*]}${sys_pid:+ but the system tests}"
-    (cd "$ROOT" && python3 -m pytest -q -p no:cacheprovider --durations=15 "${marks[@]}" "${deselect[@]}" tests/project) \
+    log "project tests: pytest tests/project ${marks[*]}${sys_pid:+ but those beside}"
+    (cd "$ROOT" && python3 -m pytest -q -p no:cacheprovider --durations=30 "${marks[@]}" "${deselect[@]}" tests/project) \
         || rc=1
     log "project tests: finished in $(elapsed "$t0")"
     if [[ -n $sys_pid ]]; then
         wait "$sys_pid" || rc=1
-        log "system tests: their pytest output ($sys_log):"
+        log "system tests and client interop: their pytest output ($sys_log):"
         cat "$sys_log" >&2
     fi
     [[ $rc == 0 ]] && log "all tests passed" || die "tests failed"
