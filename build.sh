@@ -70,6 +70,9 @@ Subcommands:
   test --full      everything: test, plus the fresh-machine test (tests/project
                    /test_fresh_machine.py: Debian 12 and 13 containers from scratch)
   gate             run only upstream's test gate against the patched jars
+  gate --each-patch [FIRST [LAST]]
+                   each patch on its own: the tree after it compiles and upstream's tests
+                   of what it touches pass (tests/upstream/each-patch.sh; about 5 min a patch)
   checkstyle [F..] upstream's checkstyle rules, import control and import order on every
                    Java file the series adds or changes (or on the files F); --help for more
   image            build the broker image and the test-node image (docker or podman)
@@ -851,6 +854,11 @@ cmd_test() {
 cmd_gate() {
     cmd_build
     ensure_venv
+    if [[ "${1:-}" == --each-patch ]]; then
+        shift
+        exec bash "$ROOT/tests/upstream/each-patch.sh" "$@"
+    fi
+    [[ $# == 0 ]] || die "gate: unknown argument $1 (see ./build.sh --help)"
     bash "$ROOT/tests/upstream/gate.sh"
 }
 
