@@ -33,6 +33,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -138,6 +139,7 @@ final class Sample {
             Map<TopicPartition, Long> begin = consumer.beginningOffsets(tps, Duration.ofMillis(timeoutMs));
             Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofMillis(timeoutMs));
             long perPartition = Math.max(1, maxRecords / tps.size());
+            Map<TopicPartition, Long> recent = recentQuotas(tps, begin, end, maxRecords);
             List<TopicPartition> withData = new ArrayList<>();
             Map<TopicPartition, Long> start = new HashMap<>();
             for (TopicPartition tp : tps) {
@@ -145,7 +147,7 @@ final class Sample {
                 long e = end.get(tp);
                 long from;
                 if (startOffset == null)
-                    from = Math.max(b, e - perPartition);
+                    from = e - recent.get(tp);
                 else if (startOffset == -2L)
                     from = b;
                 else
@@ -193,6 +195,26 @@ final class Sample {
         if (s.size() == 0)
             throw new IllegalArgumentException("read no records from topic " + topic);
         return s;
+    }
+
+    /**
+     * How many of its most recent records each partition gives to a sample of {@code maxRecords}: an even share, and
+     * what a partition holding fewer than its share leaves goes to the others (the partitions of a topic written
+     * without keys are rarely even: the sticky partitioner fills one batch at a time).
+     */
+    static Map<TopicPartition, Long> recentQuotas(List<TopicPartition> tps, Map<TopicPartition, Long> begin,
+                                                  Map<TopicPartition, Long> end, long maxRecords) {
+        List<TopicPartition> smallestFirst = new ArrayList<>(tps);
+        smallestFirst.sort(Comparator.comparingLong(tp -> end.get(tp) - begin.get(tp)));
+        Map<TopicPartition, Long> quotas = new HashMap<>();
+        long left = maxRecords;
+        for (int i = 0; i < smallestFirst.size(); i++) {
+            TopicPartition tp = smallestFirst.get(i);
+            long take = Math.min(end.get(tp) - begin.get(tp), left / (smallestFirst.size() - i));
+            quotas.put(tp, take);
+            left -= take;
+        }
+        return quotas;
     }
 
     /** Records per day the sample's timestamps span, scaled to every partition; 0 if they do not tell. */
