@@ -828,9 +828,11 @@ cmd_test() {
     # the system tests run beside the other project tests, in a pytest of their own: they are about a third of the
     # project tests' time, spent mostly waiting on nodes in containers of their own network (no loopback port, no
     # file of the others), and the project tests leave more than half of the 2 cores idle (docs/testing.md). The
-    # client interop cases (brokers on free loopback ports, files under their own temporary folder) go with them, so
-    # that the two pytests take about as long as each other
-    local beside=(tests/project/test_systest.py::test_system_tests_pass tests/project/test_client_interop.py)
+    # client interop cases, the cleaner levels and Connect/MirrorMaker 2 (brokers on free loopback ports, files
+    # under their own temporary folder; they wait on brokers more than they compute) go with them, so that the two
+    # pytests take about as long as each other
+    local beside=(tests/project/test_systest.py::test_system_tests_pass tests/project/test_client_interop.py
+                  tests/project/test_cleaner_levels.py tests/project/test_connect_mirror.py)
     local sys_pid="" sys_log="$BUILD/test-systest.log" deselect=() t
     if [[ $mode != quick ]]; then
         log "system tests and client interop: pytest ${beside[*]}, beside the other project tests (output: $sys_log)"
