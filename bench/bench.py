@@ -55,6 +55,8 @@ def settings(cfg):
         cfg.clean_records = 150_000
         cfg.t7_seconds, cfg.t7_pairs = 20, 4
         cfg.t8_records = 1_500_000
+    cfg.t7_seconds = cfg.t7_seconds_arg or cfg.t7_seconds
+    cfg.t7_pairs = cfg.t7_pairs_arg or cfg.t7_pairs
     # KC_BENCH_T8_RECORDS: fewer records per consumer run (a smoke test of table 8, not a figure to publish)
     cfg.t8_records = int(os.environ.get("KC_BENCH_T8_RECORDS", cfg.t8_records))
     cfg.sla_linger = 5
@@ -177,6 +179,10 @@ def main():
                                                               "whenever 1, 3, 4, 6 or 8 does)")
     ap.add_argument("--sla-ms", type=int, default=None)
     ap.add_argument("--codec-text", default=None, help="file with bench/codec output (from bench.sh)")
+    ap.add_argument("--t7-seconds", dest="t7_seconds_arg", metavar="N", type=int, default=None, help="table 7: seconds of records a run (25,000 a second)")
+    ap.add_argument("--t7-pairs", dest="t7_pairs_arg", metavar="N", type=int, default=None, help="table 7: interleaved pairs of each broker kind")
+    ap.add_argument("--t7-broker-provider", action="store_true",
+                    help="table 7: a provider's fresh-broker runs on brokers that load the provider too")
     cfg = ap.parse_args()
     cfg.sla_arg = cfg.sla_ms   # as given; cfg.sla_ms may be raised by T3's calibration
     only = set(cfg.only.split(","))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ./build.sh bench [--quick] [--only 1,2,3,4,5,6,7,8] [--sla-ms N]
+# ./build.sh bench [--quick] [--only 1,2,3,4,5,6,7,8] [--sla-ms N] [--t7-seconds N] [--t7-pairs N] [--t7-broker-provider]
 # Stock Apache Kafka (the release's jars) beside this distribution, same run, same data.
 # Writes build/bench/report.md, README-section.md, table*.csv and PNG charts. See bench/README.md.
 set -euo pipefail
@@ -17,7 +17,8 @@ PASS=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) QUICK=(--quick); PASS+=(--quick); shift ;;
-        --only|--sla-ms) PASS+=("$1" "$2"); shift 2 ;;
+        --only|--sla-ms|--t7-seconds|--t7-pairs) PASS+=("$1" "$2"); shift 2 ;;
+        --t7-broker-provider) PASS+=("$1"); shift ;;
         -h|--help)
             sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
             echo "Full run: about 141 minutes + 45 per provider on 2 quiet cores; --quick: about 38 + 12 per provider (50 with"
@@ -25,6 +26,8 @@ while [[ $# -gt 0 ]]; do
             echo "Tables: 1 codec x level, 2 gzip stream, 3 p99 SLA, 4 broker side (recompression, gzip-6 validation, cleaner),"
             echo "5 codec micro-benchmark, 6 one producer shared by 4 threads, 7 whole kafka-producer-perf-test.sh runs"
             echo "(fresh and warm broker), 8 consumer: whole kafka-consumer-perf-test.sh runs (gzip-1 and gzip-6)."
+            echo "Table 7: --t7-seconds N (records: 25,000 a second), --t7-pairs N, --t7-broker-provider (a provider's runs on"
+            echo "fresh brokers that load the provider too; the warm broker, shared by both sides, has none)."
             echo "Primary figure: CPU ms per MB of records (producer, broker, consumer), in interleaved stock/patched pairs,"
             echo "judged against a calibration row (gzip-6, stock vs patched; none printed beside). Methodology: docs/benchmarks.md."
             exit 0 ;;

@@ -74,4 +74,7 @@ class Context:
         cfg = self.cfg
         return ("./build.sh bench" + (" --quick" if cfg.quick else "")
                 + (f" --only {cfg.only}" if set(cfg.only.split(",")) != set("12345678") else "")
-                + (f" --sla-ms {cfg.sla_arg}" if cfg.sla_arg is not None else ""))
+                + (f" --sla-ms {cfg.sla_arg}" if cfg.sla_arg is not None else "")
+                + (f" --t7-seconds {cfg.t7_seconds_arg}" if cfg.t7_seconds_arg else "")
+                + (f" --t7-pairs {cfg.t7_pairs_arg}" if cfg.t7_pairs_arg else "")
+                + (" --t7-broker-provider" if cfg.t7_broker_provider else ""))

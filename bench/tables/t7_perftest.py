@@ -17,6 +17,8 @@ PROPS = {"compression.type": "gzip", "compression.gzip.level": "6", "batch.size"
          "acks": "1"}
 BASE = "patched"        # the built-in codec; the broker is always the patched one without a provider
 KINDS = ("fresh", "warm")
+BROKER_WITH = ("with the same two settings on the fresh brokers of a provider's runs (`--t7-broker-provider`) and "
+               "without a provider otherwise (the built-in codec's runs, and the warm broker both sides share)")
 WINDOW = re.compile(r"^(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
                     r"([\d.]+) ms max latency\.$")
 SUMMARY = re.compile(r"^(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
@@ -43,7 +45,8 @@ def state(ctx):
 
 def settings(cfg):
     seconds = cfg.t7_seconds
-    return {"rate": RATE, "records": RATE * seconds, "seconds": seconds, "pairs": cfg.t7_pairs}
+    return {"rate": RATE, "records": RATE * seconds, "seconds": seconds, "pairs": cfg.t7_pairs,
+            "broker_provider": cfg.t7_broker_provider}
 
 
 def perf_test(impl, broker, topic, st):
@@ -110,8 +113,8 @@ def run(ctx, impls):
     st = t7["settings"] = settings(cfg)
     side = [base] + provs
     ctx.progress(f"T7: kafka-producer-perf-test.sh, {fmt_int(st['records'])} records at {fmt_int(st['rate'])} rec/s "
-             f"(about {st['seconds']} s), gzip-6 1 MiB / 100 ms, {st['pairs']} pairs on fresh brokers and on a "
-             f"warm one")
+             f"(about {st['seconds']} s), gzip-6 1 MiB / 100 ms, {st['pairs']} pairs on fresh brokers"
+             f"{' (a provider on the brokers of its runs too)' if st['broker_provider'] else ''} and on a warm one")
     samples = {k: {i.name: [] for i in side} for k in KINDS}
 
     def record(kind, impl, p, fn):
@@ -127,7 +130,9 @@ def run(ctx, impls):
                      f"{r['wall_s']:.1f} s")
 
     def fresh(impl, p):
-        b = Broker(ctx, base, "t7_fresh")
+        # --t7-broker-provider: the broker of a provider's run loads it too (same settings as the producer's), so
+        # the broker's validation of the batches and its start-up go through the provider as well
+        b = Broker(ctx, base, "t7_fresh", extra=impl.provider_props() if st["broker_provider"] else None)
         try:
             b.start()
             b.create_topic(f"t7_fresh_{p}", {})
@@ -232,7 +237,8 @@ def markdown(ctx, rows):
              f"--throughput {st['rate']} --payload-file json-records.ndjson --print-metrics --producer-props "
              f"{' '.join(f'{k}={v}' for k, v in PROPS.items())}` (about {st['seconds']} s a run), with and without "
              f"`compression.gzip.provider=<class> compression.gzip.provider.required=true` in the producer props; the "
-             f"broker is the patched distribution without a provider; perf-test draws each record's payload at random "
+             f"broker is the patched distribution "
+             f"{BROKER_WITH if st.get('broker_provider') else 'without a provider'}; perf-test draws each record's payload at random "
              f"from the file's lines. **fresh**: every run gets a broker started "
              f"(new log dir) just before it, its topic created, then perf-test; **warm**: one broker, warmed up "
              f"for {cfg.broker_warmup_s} s, a new topic per run. {st['pairs']} interleaved pairs of each "
