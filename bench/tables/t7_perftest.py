@@ -15,7 +15,7 @@ from benchlib.targets import target
 RATE = 25_000           # records/s: the rate of the start-up latency measurement (json-records, gzip-6, 1 MiB / 100 ms)
 PROPS = {"compression.type": "gzip", "compression.gzip.level": "6", "batch.size": "1048576", "linger.ms": "100",
          "acks": "1"}
-BASE = "patched"        # the built-in codec; the broker is always the patched one without a provider
+BASE = "patched"        # the built-in codec, on the patched broker without a provider
 KINDS = ("fresh", "warm")
 BROKER_WITH = ("with the same two settings on the fresh brokers of a provider's runs (`--t7-broker-provider`) and "
                "without a provider otherwise (the built-in codec's runs, and the warm broker both sides share)")
