@@ -207,13 +207,16 @@ def main():
     # `./build.sh bench --quick --only 4,8` on 2026-11-25 at a load average of 9-12 (docs/benchmarks.md, "Runs so
     # far"); full: scaled by pairs and records, not measured
     new += 7 + 3 * n_prov if cfg.quick else 18 + 8 * n_prov
+    whole = (28 + 6 * n_prov if cfg.quick else 115 + 30 * n_prov) + new
+    # the estimate is of every table; a part (--only) takes less, by how much is not modelled per table
+    expected = (f"expected about {whole} minutes" if only >= set("12345678")
+                else f"tables {','.join(sorted(only))} only: expected less than the whole run's {whole} minutes")
     if cfg.quick:
         ctx.progress(f"quick run: {cfg.pairs} pairs per row, runs of {cfg.warmup_s} s warm-up + {cfg.measure_s} s "
-                 f"measured; expected about {28 + 6 * n_prov + new} minutes on 2 quiet cores")
+                     f"measured; {expected} on 2 quiet cores")
     else:
         ctx.progress(f"full run: {cfg.pairs} pairs per row, runs of {cfg.warmup_s} s warm-up + {cfg.measure_s} s "
-                     f"measured, 3 SLA runs; expected about {115 + 30 * n_prov + new} minutes on 2 quiet cores, plus "
-                     f"bench/codec/run.sh")
+                     f"measured, 3 SLA runs; {expected} on 2 quiet cores, plus bench/codec/run.sh")
 
     brokers = {}
     t1, t2, t3, t4, t6, t7, t8, profiles, limits = [], [], [], [], [], [], [], [], []
