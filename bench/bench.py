@@ -205,7 +205,8 @@ def main():
     # table 4's validation rows (2 rows of stock, patched and each provider) and table 8 (2 topic fills,
     # then 2 levels of stock, patched and each provider); quick: 10.5 minutes with native-gzip (6.5 + 4) in
     # `./build.sh bench --quick --only 4,8` on 2026-11-25 at a load average of 9-12 (docs/benchmarks.md, "Runs so
-    # far"); full: scaled by pairs and records, not measured
+    # far"); full: scaled by pairs and records (`--only 4,8` at full size took 44 minutes on 2026-11-30, broker
+    # start and calibration included)
     new += 7 + 3 * n_prov if cfg.quick else 18 + 8 * n_prov
     whole = (28 + 6 * n_prov if cfg.quick else 115 + 30 * n_prov) + new
     # the estimate is of every table; a part (--only) takes less, by how much is not modelled per table
