@@ -87,15 +87,25 @@ def cleaner_checkpoint(b, topic):
     return -1
 
 
-def wait_cleaned(b, topic, past, timeout=90):
+def end_offset(b, topic):
+    out = tool("kafka-get-offsets.sh", "--bootstrap-server", b.bootstrap, "--topic", topic).stdout
+    return int(out.strip().split(":")[-1])
+
+
+def wait_cleaned(b, topic, timeout=90):
+    """Waits until the cleaner checkpoint reaches the topic's last record, a tick written after segment.ms that rolled
+    a segment of its own: every record before it is then cleaned. A wait for any checkpoint move would return after a
+    cleaning that began before the last of several time-rolled segments closed, overwritten values still in the
+    log."""
+    tick = end_offset(b, topic) - 1
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if cleaner_checkpoint(b, topic) > past:
+        if cleaner_checkpoint(b, topic) >= tick:
             time.sleep(1)  # the segment swap has completed when the checkpoint is written; settle anyway
             return
         time.sleep(0.5)
-    raise AssertionError("%s was not cleaned past %d in %ds; cleaner log:\n%s"
-                         % (topic, past, timeout, (b.dir / "logs" / "log-cleaner.log").read_text()[-4000:]
+    raise AssertionError("%s was not cleaned up to offset %d in %ds; cleaner log:\n%s"
+                         % (topic, tick, timeout, (b.dir / "logs" / "log-cleaner.log").read_text()[-4000:]
                             if (b.dir / "logs" / "log-cleaner.log").exists() else b.output()[-4000:]))
 
 
@@ -154,7 +164,7 @@ def test_cleaner_keeps_topic_level_and_recompresses(broker_factory):
         write_and_roll(b, topic, "none", even)
     latest = write_and_roll(b, "recompress", "lz4", even)
     for topic in ("zstd1", "zstd19", "recompress"):
-        wait_cleaned(b, topic, 0)
+        wait_cleaned(b, topic)
 
     per_record = {t: bytes_per_record_of_rebuilt(cleaned_batches(b, t)) for t in ("zstd1", "zstd19")}
     for t in ("zstd1", "zstd19"):
@@ -179,17 +189,16 @@ def test_cleaner_keeps_topic_level_and_recompresses(broker_factory):
     create(b, "brokerdefault", **{"compression.type": "lz4"})
     time.sleep(1)
     latest = write_and_roll(b, "brokerdefault", "lz4", even)
-    wait_cleaned(b, "brokerdefault", 0)
+    wait_cleaned(b, "brokerdefault")
     batches = cleaned_batches(b, "brokerdefault")
     assert {x["codec"] for x in batches if not x["control"]} == {"gzip"}, batches
     assert consume_latest(b, "brokerdefault", len(latest)) == latest
 
     # 4. a topic change applies at the next cleaning: recompress now goes to uncompressed
-    before = cleaner_checkpoint(b, "recompress")
     alter_topic(b, "recompress", "compaction.compression.type=uncompressed")
     latest.clear()
     latest.update(write_and_roll(b, "recompress", "lz4", range(1, KEYS, 2)))
-    wait_cleaned(b, "recompress", before)
+    wait_cleaned(b, "recompress")
     batches = cleaned_batches(b, "recompress")
     assert {x["codec"] for x in batches if not x["control"]} == {"none"}, batches
 

@@ -10,8 +10,7 @@ import re
 import time
 
 from conftest import DATA, require_dist, tool
-from test_cleaner_levels import BATCH, BROKER_PROPS, cleaned_batches, cleaner_checkpoint, consume_latest, create, \
-    wait_cleaned
+from test_cleaner_levels import BATCH, BROKER_PROPS, cleaned_batches, consume_latest, create, wait_cleaned
 
 SEGMENT_BYTES = 1048576
 RECORDS = 30000
@@ -71,7 +70,7 @@ def test_recompression_to_uncompressed_keeps_segments_within_segment_bytes(broke
     time.sleep(2.5)
     produce(b, topic, [("tick", "{}")])
     latest["tick"] = "{}"
-    wait_cleaned(b, topic, 0, timeout=600)
+    wait_cleaned(b, topic, timeout=600)
 
     first = swaps(b, topic)
     assert first, cleaner_log(b)[-3000:]
@@ -87,14 +86,15 @@ def test_recompression_to_uncompressed_keeps_segments_within_segment_bytes(broke
         assert all(s <= SEGMENT_BYTES for s in c), first
 
     # the partition keeps being cleaned: overwrite 5,000 keys, roll, clean again
-    before = cleaner_checkpoint(b, topic)
     pairs = [("k%05d" % i, lines[(i + 7) % len(lines)]) for i in range(0, RECORDS, 6)]
     produce(b, topic, pairs)
     latest.update(pairs)
     time.sleep(2.5)
     produce(b, topic, [("tick", "{\"again\":1}")])
     latest["tick"] = "{\"again\":1}"
-    wait_cleaned(b, topic, before, timeout=600)
+    # the broker's zstd-19 spreads the 5,000 records over several segments rolled by segment.ms: two cleanings
+    # begin during this round
+    wait_cleaned(b, topic, timeout=600)
     assert len(swaps(b, topic)) > len(first)
     print("segments after the second cleaning:", assert_segments_within_limit(b, topic))
     log = cleaner_log(b)
@@ -150,7 +150,7 @@ def test_recompression_splits_batches_over_max_message_bytes(broker_factory):
     time.sleep(2.5)
     produce(b, topic, [("tick", "{}")])
     latest["tick"] = "{}"
-    wait_cleaned(b, topic, 0, timeout=600)
+    wait_cleaned(b, topic, timeout=600)
 
     cleaned = dumped_batches(b.segments(topic)[:-1])
     print("cleaned batches (base, last, producer id, bytes, codec):", cleaned)
