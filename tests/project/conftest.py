@@ -29,6 +29,11 @@ DIST_VERSION = KAFKA_VERSION + SUFFIX
 COMMIT_ID = pom_prop("kafka.commitId")
 DIST = BUILD / "dist" / ("kafka_%s-%s" % (pom_prop("kafka.scala.version"), DIST_VERSION))
 STOCK_CP = str(UPSTREAM / "libs" / "*")
+# A JVM a test starts with java -cp (stock 4.3.1's tools from the release's jars, the test clients) logs as
+# bin/kafka-run-class.sh has every tool log: config/tools-log4j2.yaml, WARN and above to stderr (the dist's copy is
+# upstream's file, no patch touches it). Without a configuration log4j2 prints ERROR lines to stdout, where a test
+# reads records: a stock console consumer's "LeaveGroup request ... failed" once came back as a 301st record.
+TOOL_LOG4J = "-Dlog4j2.configurationFile=%s" % (DIST / "config" / "tools-log4j2.yaml")
 PATCHED = {"kafka-clients": "clients", "kafka-server-common": "server-common",
            "kafka-storage": "storage", "kafka-server": "server", "kafka_2.13": "core"}
 
@@ -104,9 +109,30 @@ def tool_cds(kind, libs):
     return quiet + ["-XX:ArchiveClassesAtExit=%s" % tmp], then
 
 
+# kafka-console-producer.sh gives a batch up after its default 3 retries of a 1.5 s request (--message-send-max-retries,
+# --request-timeout-ms), logs "Error when sending message ..." and still exits 0. Most likely what happened once on
+# CI's loaded 2 cores: a fresh broker's first batch to an auto-created topic was gone and only a record count later
+# said so. Tests run it with the producer's own request.timeout.ms and check its output with sent().
+CONSOLE_PRODUCER_TIMEOUT = ["--request-timeout-ms", "30000"]
+
+
+def sent(p):
+    """A console producer's CompletedProcess, failing the test if it dropped a record (its exit code does not say)."""
+    out = p.stdout + p.stderr
+    assert "Error when sending message" not in out, "the console producer dropped records:\n" + out[-4000:]
+    return p
+
+
 def tool(name, *args, stock=False, **kw):
     """Runs a Kafka tool: ours through the dist's bin/ script, or stock 4.3.1's
-    class from the release's jars (stock=True, script name -> class)."""
+    class from the release's jars (stock=True, script name -> class). The console
+    producer gets CONSOLE_PRODUCER_TIMEOUT and its output is checked with sent()."""
+    if name == "kafka-console-producer.sh":
+        return sent(_tool(name, *CONSOLE_PRODUCER_TIMEOUT, *args, stock=stock, **kw))
+    return _tool(name, *args, stock=stock, **kw)
+
+
+def _tool(name, *args, stock=False, **kw):
     opts, then = [], lambda: None
     if name not in UNTUNED_TOOLS and not (not stock and "env" in kw):
         opts, then = tool_cds("stock" if stock else "ours", UPSTREAM / "libs" if stock else DIST / "libs")
@@ -116,7 +142,8 @@ def tool(name, *args, stock=False, **kw):
             if opts:
                 kw["env"] = {**os.environ, "KAFKA_JVM_PERFORMANCE_OPTS": " ".join(opts)}
             return run([str(DIST / "bin" / name)] + list(args), **kw)
-        return run(["java", "-Xmx512m"] + opts + ["-cp", STOCK_CP, STOCK_CLASSES[name]] + list(args), **kw)
+        return run(["java", "-Xmx512m", TOOL_LOG4J] + opts + ["-cp", STOCK_CP, STOCK_CLASSES[name]] + list(args),
+                   **kw)
     finally:
         then()
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, DIST, ROOT, Broker, full_only, require_dist, run, tool
+from conftest import DATA, DIST, ROOT, TOOL_LOG4J, Broker, full_only, require_dist, run, tool
 
 CLIENT_PY = ROOT / "tests/kafkacompress_systest/python/systest_client.py"
 CLIENT_JAVA = ROOT / "tests/kafkacompress_systest/java/SysTestClient.java"
@@ -99,7 +99,7 @@ class Host:
         return Broker(workdir, extra_props=props)
 
     def java(self, jar, *args):
-        return ["java", "-Xmx1g", "-cp", "%s/libs/*:%s" % (DIST, jar), "SysTestClient"] + list(args), None
+        return ["java", "-Xmx1g", TOOL_LOG4J, "-cp", "%s/libs/*:%s" % (DIST, jar), "SysTestClient"] + list(args), None
 
     def close(self):
         pass
@@ -137,7 +137,8 @@ class Container:
         return ContainerBroker(workdir, extra_props=props)
 
     def java(self, jar, *args):
-        return self.argv("java", ["-Xmx1g", "-cp", "/opt/kafka/libs/*:%s" % jar, "SysTestClient"] + list(args)), \
+        return self.argv("java", ["-Xmx1g", "-Dlog4j2.configurationFile=/opt/kafka/config/tools-log4j2.yaml",
+                                  "-cp", "/opt/kafka/libs/*:%s" % jar, "SysTestClient"] + list(args)), \
             dict(os.environ, **self.env)
 
     def close(self):

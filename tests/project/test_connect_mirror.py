@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import DIST, KAFKA_VERSION, free_port, require_dist, run, stop_process_group
+from conftest import DIST, KAFKA_VERSION, free_port, require_dist, run, stop_process_group, tool
 
 PROVIDER = "io.kafkacompress.nativegzip.NativeGzipCompressionService"
 RECORDS = 3000
@@ -136,9 +136,9 @@ def test_mirror_maker_2_between_two_brokers(broker_factory, tmp_path):
     b = broker_factory("b")
     env = script_env(tmp_path)
     records = lines(RECORDS, "mm2")
-    run([str(DIST / "bin" / "kafka-console-producer.sh"), "--bootstrap-server", a.bootstrap, "--topic", "orders",
-         "--compression-codec", "gzip", "--producer-property", "compression.gzip.provider=" + PROVIDER],
-        input="\n".join(records) + "\n", env=env)
+    tool("kafka-console-producer.sh", "--bootstrap-server", a.bootstrap, "--topic", "orders",
+         "--compression-codec", "gzip", "--producer-property", "compression.gzip.provider=" + PROVIDER,
+         input="\n".join(records) + "\n", env=env)
     mm2 = props(tmp_path / "mm2.properties", {
         "clusters": "A, B",
         "A.bootstrap.servers": a.bootstrap,

@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from conftest import (BUILD, COMMIT_ID, DIST, DIST_VERSION, KAFKA_VERSION, PATCHED, ROOT, UPSTREAM, require_dist,
-                      run)
+                      run, tool)
 
 
 def entries(jar):
@@ -74,6 +74,17 @@ def test_tools_report_the_fork_version():
     assert p.stdout.split()[0] == DIST_VERSION, p.stdout
     p = run(["java", "-cp", str(UPSTREAM / "libs" / "*"), "org.apache.kafka.tools.TopicCommand", "--version"])
     assert p.stdout.split()[0] == KAFKA_VERSION, "stock reports %r" % p.stdout
+
+
+def test_stock_tools_log_to_stderr_as_their_scripts_do():
+    """Stock 4.3.1's tools from the release's jars (tool(stock=True)) log as bin/kafka-run-class.sh has them log, to
+    stderr, so a console consumer's stdout holds records only. Against a port nothing listens on, the stock console
+    consumer gives up with an ERROR line, which log4j2 without a configuration prints on stdout."""
+    require_dist()
+    p = tool("kafka-console-consumer.sh", "--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--timeout-ms", "3000",
+             stock=True)
+    assert "ERROR Error processing message" in p.stderr, p.stderr[-2000:]
+    assert p.stdout == "", p.stdout
 
 
 def test_second_build_is_incremental():

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run
+from conftest import CONSOLE_PRODUCER_TIMEOUT, STOCK_CP, TOOL_LOG4J, run, sent, tool
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
@@ -32,7 +32,6 @@ def _pom(name):
 DIST_VERSION = _pom("revision") + _pom("changelist")
 COMMIT_ID = _pom("kafka.commitId")
 DIST = ROOT / "build" / "dist" / ("kafka_%s-%s" % (_pom("kafka.scala.version"), DIST_VERSION))
-STOCK_CP = str(ROOT / "build" / "upstream" / "libs" / "*")
 # docker/images.sh's names; KC_BROKER_IMAGE/KC_NODE_IMAGE (as images.sh takes them) keep the images of two
 # checkouts tested on one engine apart
 BROKER_IMAGE = os.environ.get("KC_BROKER_IMAGE", "localhost/kafka-compress:" + DIST_VERSION)
@@ -184,7 +183,8 @@ def wait_for_log(name, needle, timeout=150):
 
 def stock(cls, *args, **kw):
     """A stock Apache Kafka 4.3.1 tool, from the release's jars, on the host."""
-    return sh(["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", STOCK_CP, cls] + list(args), **kw)
+    return sh(["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", TOOL_LOG4J, "-cp", STOCK_CP, cls] + list(args),
+              **kw)
 
 
 def test_images_built_labelled_and_lean(images):
@@ -280,9 +280,9 @@ def test_broker_from_env_serves_codecs_as_non_root(images, containers, tmp_path)
     lines = ["%s-%d-%s" % ("rec", i, "payload " * (i % 20)) for i in range(300)]
     for codec in ("gzip", "lz4", "zstd"):
         topic = "img-" + codec
-        stock("org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", bootstrap, "--topic", topic,
-              "--compression-codec", codec, "--producer-property", "acks=all",
-              "--producer-property", "linger.ms=50", input="\n".join(lines) + "\n")
+        tool("kafka-console-producer.sh", "--bootstrap-server", bootstrap, "--topic", topic,
+             "--compression-codec", codec, "--producer-property", "acks=all",
+             "--producer-property", "linger.ms=50", input="\n".join(lines) + "\n", stock=True)
         got = stock("org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", bootstrap,
                     "--topic", topic, "--from-beginning", "--max-messages", str(len(lines)),
                     "--timeout-ms", "30000").stdout.splitlines()
@@ -334,9 +334,9 @@ def test_three_node_cluster_serves_rf3_topic(images):
             time.sleep(2)
         assert len(isrs) == 3 and all(sorted(i.split(",")) == ["1", "2", "3"] for i in isrs), desc
         msgs = ["m%03d" % i for i in range(200)]
-        engine("exec", "-i", *tools, name + "-3", "kafka-console-producer.sh", "--bootstrap-server",
-               name + "-1:9092", "--topic", "rf3", "--compression-codec", "gzip",
-               "--producer-property", "acks=all", input="\n".join(msgs) + "\n")
+        sent(engine("exec", "-i", *tools, name + "-3", "kafka-console-producer.sh", "--bootstrap-server",
+                    name + "-1:9092", "--topic", "rf3", *CONSOLE_PRODUCER_TIMEOUT, "--compression-codec", "gzip",
+                    "--producer-property", "acks=all", input="\n".join(msgs) + "\n"))
         # one 30 s consumer has read nothing once, in CI, with three brokers and other tests' containers on 2 cores
         # (likely cause, not confirmed: the cluster's first group creates __consumer_offsets, 50 partitions x 3
         # replicas), so a consumer that timed out is started again (a new group, from the beginning) until the deadline

@@ -17,6 +17,8 @@ import uuid
 
 import pytest
 
+from conftest import CONSOLE_PRODUCER_TIMEOUT, TOOL_LOG4J, sent
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROVIDER_CLASS = "org.apache.kafka.common.compress.TestGzipCompressionService"
 PROVIDER_SOURCE = os.path.join(ROOT, "kafka/clients/src/test/java/org/apache/kafka/common/compress/TestGzipCompressionService.java")
@@ -150,10 +152,10 @@ def test_recompression_goes_through_provider_and_stock_consumer_reads(broker):
          "--config", "compression.type=gzip", "--config", "compression.gzip.level=9"], env=env)
 
     values = [f"record-{i:05d}-" + "payload " * (i % 20) for i in range(RECORDS)]
-    run([f"{dist}/bin/kafka-console-producer.sh", "--bootstrap-server", b["bootstrap"], "--topic", TOPIC,
-         "--command-property", "compression.type=lz4", "--command-property", "linger.ms=20",
-         "--command-property", "batch.size=65536"],
-        env=env, input="\n".join(values) + "\n")
+    sent(run([f"{dist}/bin/kafka-console-producer.sh", "--bootstrap-server", b["bootstrap"], "--topic", TOPIC,
+              *CONSOLE_PRODUCER_TIMEOUT, "--command-property", "compression.type=lz4",
+              "--command-property", "linger.ms=20", "--command-property", "batch.size=65536"],
+             env=env, input="\n".join(values) + "\n"))
 
     after = float(jmx_attribute(b, "compression-batches-total"))
     assert after > before, f"no batch recompressed through the provider ({before} -> {after})"
@@ -170,7 +172,7 @@ def test_recompression_goes_through_provider_and_stock_consumer_reads(broker):
     # a consumer with the stock Apache Kafka 4.3.1 jars reads every record
     stock = os.path.join(ROOT, "build/upstream/libs")
     assert glob.glob(os.path.join(stock, "kafka-clients-4.3.1.jar")), "no stock jars in build/upstream/libs"
-    p = run(["java", "-cp", f"{stock}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+    p = run(["java", TOOL_LOG4J, "-cp", f"{stock}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
              "--bootstrap-server", b["bootstrap"], "--topic", TOPIC, "--from-beginning",
              "--max-messages", str(RECORDS), "--timeout-ms", "60000"], env=env, timeout=180)
     got = p.stdout.splitlines()
