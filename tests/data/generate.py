@@ -2,9 +2,10 @@
 """Generates the JSON test records deterministically from a seed (Python 3 standard library only).
 
 Writes json-records.ndjson (2,452 records, one compact JSON document per line) and json-large-records.ndjson
-(consecutive records joined into JSON arrays of about 55 KB) with the shape, sizes and compressibility of the
-records of the same names in this folder, but every value is fake: built here from word lists and a
-random.Random(seed). The kinds, counts and order are those of the current file (README.md):
+(consecutive records joined into JSON arrays of about 55 KB), the records of the same names in this folder (the
+default seed writes them byte for byte). Every value is made up here from word lists and a random.Random(seed);
+the shapes, sizes and compressibility were tuned to the real-world records these files replaced (README.md).
+The kinds, counts and order:
 
     100 Twitter API statuses, 30 GitHub API events, 793 product records (a header row, then arrays),
     875 Jenkins job records, 654 Jenkins update-center plugin records
@@ -609,7 +610,7 @@ def properties(folder):
 
 
 def bands(prop):
-    """The allowed relative difference of a property from the current files' value."""
+    """The allowed relative difference of a property of DIR_B from DIR_A's value (--compare)."""
     if prop == "records":
         return 0.0
     if prop == "mean size" or prop == "large mean size":

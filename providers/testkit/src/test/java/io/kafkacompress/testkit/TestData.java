@@ -18,7 +18,7 @@ public final class TestData {
     private TestData() {
     }
 
-    /** The bytes of {@code tests/data/json-records.ndjson}: 2,452 real JSON documents, one per line. */
+    /** The bytes of {@code tests/data/json-records.ndjson}: 2,452 generated JSON documents, one per line. */
     public static byte[] jsonRecords() throws IOException {
         String dir = System.getProperty("kc.data.dir", System.getenv("KC_DATA_DIR"));
         if (dir == null)
