@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CONSOLE_PRODUCER_TIMEOUT, STOCK_CP, TOOL_LOG4J, run, sent, tool
+from conftest import CONSOLE_PRODUCER_TIMEOUT, run, sent, tool
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
@@ -181,12 +181,6 @@ def wait_for_log(name, needle, timeout=150):
     raise AssertionError("%r not in the logs of %s after %ds:\n%s" % (needle, name, timeout, out[-6000:]))
 
 
-def stock(cls, *args, **kw):
-    """A stock Apache Kafka 4.3.1 tool, from the release's jars, on the host."""
-    return sh(["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", TOOL_LOG4J, "-cp", STOCK_CP, cls] + list(args),
-              **kw)
-
-
 def test_images_built_labelled_and_lean(images):
     labels = json.loads(engine("image", "inspect", "--format", "{{json .Config.Labels}}", BROKER_IMAGE).stdout)
     assert labels["org.opencontainers.image.version"] == DIST_VERSION
@@ -283,9 +277,9 @@ def test_broker_from_env_serves_codecs_as_non_root(images, containers, tmp_path)
         tool("kafka-console-producer.sh", "--bootstrap-server", bootstrap, "--topic", topic,
              "--compression-codec", codec, "--producer-property", "acks=all",
              "--producer-property", "linger.ms=50", input="\n".join(lines) + "\n", stock=True)
-        got = stock("org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", bootstrap,
-                    "--topic", topic, "--from-beginning", "--max-messages", str(len(lines)),
-                    "--timeout-ms", "30000").stdout.splitlines()
+        got = tool("kafka-console-consumer.sh", "--bootstrap-server", bootstrap, "--topic", topic,
+                   "--from-beginning", "--max-messages", str(len(lines)), "--timeout-ms", "30000",
+                   stock=True).stdout.splitlines()
         assert got == lines, "%s: %d of %d records back" % (codec, len(got), len(lines))
     # what is on disk is what the producer sent
     dump = engine("exec", "-e", "KAFKA_HEAP_OPTS=-Xmx128m", name, "kafka-dump-log.sh", "--files",
@@ -536,16 +530,16 @@ def test_image_ssl_from_etc_kafka_secrets(images, containers, tmp_path):
     client.write_text("security.protocol=SSL\nssl.truststore.location=%s\nssl.truststore.password=ts-secret-2\n"
                       "ssl.truststore.type=PKCS12\n" % (secrets / "truststore.p12"))
     bootstrap = "127.0.0.1:%d" % port
-    stock("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap, "--command-config", str(client),
-          "--create", "--topic", "tls-topic", "--partitions", "1", "--replication-factor", "1")
-    listed = stock("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap,
-                   "--command-config", str(client), "--list").stdout.split()
+    tool("kafka-topics.sh", "--bootstrap-server", bootstrap, "--command-config", str(client),
+         "--create", "--topic", "tls-topic", "--partitions", "1", "--replication-factor", "1", stock=True)
+    listed = tool("kafka-topics.sh", "--bootstrap-server", bootstrap,
+                  "--command-config", str(client), "--list", stock=True).stdout.split()
     assert "tls-topic" in listed, listed
     # the same port without TLS gets no answer
     plain = tmp_path / "plain.properties"
     plain.write_text("security.protocol=PLAINTEXT\nrequest.timeout.ms=5000\ndefault.api.timeout.ms=8000\n")
-    p = stock("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", bootstrap, "--command-config", str(plain),
-              "--list", check=False, timeout=120)
+    p = tool("kafka-topics.sh", "--bootstrap-server", bootstrap, "--command-config", str(plain),
+             "--list", check=False, timeout=120, stock=True)
     assert p.returncode != 0 or "tls-topic" not in p.stdout.split(), p.stdout
 
     bad = unique("kctest-sslbad")

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from conftest import CONSOLE_PRODUCER_TIMEOUT, TOOL_LOG4J, sent
+from conftest import CONSOLE_PRODUCER_TIMEOUT, sent, tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROVIDER_CLASS = "org.apache.kafka.common.compress.TestGzipCompressionService"
@@ -172,9 +172,8 @@ def test_recompression_goes_through_provider_and_stock_consumer_reads(broker):
     # a consumer with the stock Apache Kafka 4.3.1 jars reads every record
     stock = os.path.join(ROOT, "build/upstream/libs")
     assert glob.glob(os.path.join(stock, "kafka-clients-4.3.1.jar")), "no stock jars in build/upstream/libs"
-    p = run(["java", TOOL_LOG4J, "-cp", f"{stock}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
-             "--bootstrap-server", b["bootstrap"], "--topic", TOPIC, "--from-beginning",
-             "--max-messages", str(RECORDS), "--timeout-ms", "60000"], env=env, timeout=180)
+    p = tool("kafka-console-consumer.sh", "--bootstrap-server", b["bootstrap"], "--topic", TOPIC, "--from-beginning",
+             "--max-messages", str(RECORDS), "--timeout-ms", "60000", stock=True, env=env, timeout=180)
     got = p.stdout.splitlines()
     assert got == values, f"stock consumer read {len(got)} of {RECORDS} records"
 
