@@ -72,7 +72,8 @@ Subcommands:
   gate             run only upstream's test gate against the patched jars
   gate --each-patch [FIRST [LAST]]
                    each patch on its own: the tree after it compiles and upstream's tests
-                   of what it touches pass (tests/upstream/each-patch.sh; about 5 min a patch)
+                   of what it touches pass (tests/upstream/each-patch.sh; how long a patch
+                   takes: docs/testing.md)
   checkstyle [F..] upstream's checkstyle rules, import control and import order on every
                    Java file the series adds or changes (or on the files F); --help for more
   image            build the broker image and the test-node image (docker or podman)
@@ -85,7 +86,7 @@ Subcommands:
   lock --python    re-record requirements.txt's hashes (after changing a pin)
   lock --checkstyle  re-record tools/checkstyle/artifacts.sha256 (after changing its version)
   clean            remove build/ (kafka/ is kept; remove it by hand to re-materialize)
-  -h, --help       this help
+  -h, --help       this help; SUBCOMMAND --help: that subcommand's (builds nothing)
 
 Set-up: on Debian 12/13 each subcommand first installs the system packages it
 needs (apt-get, as root or with passwordless sudo; otherwise it prints the
@@ -996,13 +997,40 @@ groups_for() {
 
 # ---------------------------------------------------------------------------
 
+# sub_usage SUB: the lines of usage() that describe SUB (its entries and their continuation lines)
+sub_usage() {
+    echo "Usage: ./build.sh $1 [ARGS]"
+    echo
+    usage | awk -v sub_="$1" '
+        /^Subcommands:/ { on = 1; next }
+        on && /^$/ { exit }
+        on && /^  [^ ]/ { split($0, w, " "); show = (w[1] == sub_) }
+        on && show { print }'
+}
+
+# sub_help SUB: prints SUB's usage and exits 0, before anything is installed, fetched or built
+sub_help() {
+    case "$1" in
+        build|run|test|gate|source|lock|clean) sub_usage "$1" ;;
+        checkstyle) checkstyle_usage ;;
+        image) exec bash "$ROOT/docker/images.sh" --help ;;
+        systest) exec bash "$ROOT/tests/systest.sh" --help ;;
+        bench) exec bash "$ROOT/bench/bench.sh" --help ;;
+        *) usage >&2; die "unknown subcommand: $1" ;;
+    esac
+    exit 0
+}
+
 main() {
     local sub="${1:-build}"
     [[ $# -gt 0 ]] && shift
     case "$sub" in
-        -h|--help|help|clean) ;;
-        *) [[ " $* " == *" --help "* || " $* " == *" -h "* ]] || require_system $(groups_for "$sub" "$@") ;;
+        -h|--help|help) usage; return 0 ;;
     esac
+    if [[ " $* " == *" --help "* || " $* " == *" -h "* ]]; then
+        sub_help "$sub"
+    fi
+    [[ $sub == clean ]] || require_system $(groups_for "$sub" "$@")
     case "$sub" in
         build) cmd_build "$@" ;;
         run) cmd_run "$@" ;;
@@ -1021,14 +1049,11 @@ main() {
             [[ $sub == systest ]] && script="$ROOT/tests/systest.sh"
             [[ $sub == bench ]] && script="$ROOT/bench/bench.sh"
             [[ -f "$script" ]] || die "$sub: not available in this checkout ($script is missing)"
-            if [[ "${1:-}" != "--help" && "${1:-}" != "-h" ]]; then
-                cmd_build
-                [[ $sub == image ]] || ensure_venv
-            fi
+            cmd_build
+            [[ $sub == image ]] || ensure_venv
             export KC_ROOT="$ROOT" KC_DIST="$DIST" KC_BUILD="$BUILD" KC_DIST_VERSION="$DIST_VERSION" \
                 KC_KAFKA_VERSION="$KAFKA_VERSION" KC_COMMIT_ID="$COMMIT_ID" KC_UPSTREAM="$UPSTREAM_OUT"
             exec bash "$script" "$@" ;;
-        -h|--help|help) usage ;;
         *) usage >&2; die "unknown subcommand: $sub" ;;
     esac
 }

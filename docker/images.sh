@@ -13,6 +13,11 @@
 # KC_COMMIT_ID. Run directly, they are derived from the checkout (after ./build.sh).
 set -euo pipefail
 
+case "${1:-}" in
+    # the comment above; before engine.sh, which probes the container engines
+    -h|--help|help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
+esac
+
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=docker/engine.sh
 . "$here/engine.sh"
@@ -176,6 +181,5 @@ case "$sub" in
     --force) FORCE=1; cmd_build ;;
     sizes) cmd_sizes ;;
     cluster) exec bash "$here/cluster.sh" "$@" ;;
-    -h|--help|help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
     *) die "unknown subcommand $sub (see --help)" ;;
 esac

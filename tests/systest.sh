@@ -17,6 +17,11 @@
 # KC_SYSTEST_KEEP=1 (keep containers for debugging), KC_SYSTEST_TIMEOUT (whole run, s, 2100),
 # KC_SYSTEST_FULL=1 (also the long cases, e.g. upgrade's full roll; ./build.sh test --full sets it).
 set -euo pipefail
+if [[ " $* " == *" --help "* || " $* " == *" -h "* ]]; then
+    # the comment above: builds and starts nothing
+    awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"
+    exit 0
+fi
 KC_ROOT="${KC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 pom_prop() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$KC_ROOT/pom.xml" | head -1; }
 KC_BUILD="${KC_BUILD:-$KC_ROOT/build}"

@@ -75,6 +75,31 @@ def test_help_and_clean_need_no_packages(no_dpkg):
     assert p.returncode == 0 and "test --quick" in p.stdout, p.stderr
 
 
+def subcommands():
+    """The subcommands ./build.sh --help lists (the first word of each entry of its Subcommands block)."""
+    out = subprocess.run([BUILD_SH, "--help"], capture_output=True, text=True, check=True).stdout
+    block = out.split("Subcommands:\n", 1)[1].split("\n\n", 1)[0]
+    subs = [line.split()[0] for line in block.splitlines() if re.match(r"  [a-z]", line)]
+    return list(dict.fromkeys(subs))
+
+
+def test_every_subcommand_is_listed():
+    assert set(subcommands()) >= {"build", "run", "test", "gate", "checkstyle", "image", "systest", "bench",
+                                  "source", "lock", "clean"}
+
+
+@pytest.mark.parametrize("sub", subcommands())
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_subcommand_help_prints_usage_and_does_nothing_else(no_dpkg, sub, flag):
+    """SUB --help prints SUB's usage and exits 0 as a user who can install nothing, with no package known to be
+    installed: it checks no system package, builds, fetches, starts and removes nothing (build.sh and the
+    scripts it hands image, systest and bench to log every step on stderr, which stays empty)."""
+    p = as_unprivileged([BUILD_SH, sub, flag], no_dpkg)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stderr == ""
+    assert "./build.sh %s" % sub in p.stdout, p.stdout
+
+
 def sourced(script, path=None):
     env = dict(os.environ)
     if path:
