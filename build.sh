@@ -121,7 +121,7 @@ git                       build   cmd:git      kafka/ is a git repository: prist
 unzip                     build   cmd:unzip    unpacks the upstream source artifacts
 gcc                       build   cmd:gcc      compiles native-gzip's JNI glue and zlib-ng (and psutil, for ducktape)
 make                      build   cmd:make     builds zlib-ng, native-gzip's inflater, from its pinned source
-python3-pip               build   pip          fetches that source (`pip download` of zlib-ng's sdist, SHA-256 checked, kept in build/); python3 writes LICENSE-binary
+python3-pip               build   pip          fetches that source (`pip download` of zlib-ng's sdist, SHA-256 checked, kept in build/); python3 writes LICENSE and NOTICE
 libc6-dev                 build   -            C library headers for that
 libisal-dev               build   -            ISA-L headers (native-gzip; pulls in libisal2)
 libdeflate-dev            build   -            libdeflate headers (native-gzip; pulls in libdeflate0)
@@ -729,8 +729,8 @@ assemble() {
     cp -r "$ROOT"/bin/. "$tmp/bin/"
     cp -r "$ROOT"/config/. "$tmp/config/"
     chmod +x "$tmp"/bin/*.sh
-    cp "$TREE/LICENSE" "$TREE/NOTICE" "$tmp/"
-    # LICENSE-binary and licenses/: every bundled component and its licence, from licenses/components.txt
+    # LICENSE, NOTICE and licenses/ in the form of upstream's binary release: the Apache License and every bundled
+    # component with its licence (licenses/components.txt), our NOTICE and the bundled jars' NOTICE files
     python3 "$ROOT/licenses/generate.py" "$tmp" \
         || die "a jar in libs/ has no licence entry (listed above): add it to licenses/components.txt"
     cat > "$tmp/RELEASE" <<EOF

@@ -553,13 +553,13 @@ def test_image_ssl_from_etc_kafka_secrets(images, containers, tmp_path):
 
 
 def test_image_carries_licences(images):
-    """The image's /opt/kafka holds the distribution's LICENSE-binary and licenses/, and each Debian package that
-    LICENSE-binary names for the image keeps its copyright file."""
-    text = (DIST / "LICENSE-binary").read_text()
+    """The image's /opt/kafka holds the distribution's LICENSE, NOTICE and licenses/, and each Debian package that
+    LICENSE names for the image keeps its copyright file."""
+    text = (DIST / "LICENSE").read_text()
     debs = re.findall(r"^(\S+)  -- .*$", text.split("also installs these Debian packages")[1], re.M)
     assert "libisal2" in debs and "openjdk-25-jre-headless" in debs, debs
     p = engine("run", "--rm", "-i", "--no-healthcheck", "--entrypoint", "bash", BROKER_IMAGE, "-c",
-               "cmp /opt/kafka/LICENSE-binary - && ls /opt/kafka/licenses && for d in %s; do "
+               "cmp /opt/kafka/LICENSE - && test -s /opt/kafka/NOTICE && ls /opt/kafka/licenses && for d in %s; do "
                "dpkg-query -W -f '${Package} ${Version}\\n' $d && test -s /usr/share/doc/$d/copyright "
                "&& echo copyright:$d; done" % " ".join(debs), input=text, check=False)
     assert p.returncode == 0, p.stdout + p.stderr

@@ -7,7 +7,7 @@ that names a host would bypass it. Allowed, and why:
   - patches/: upstream Kafka's own sources and build files, changed as upstream PRs (their hosts are upstream's).
   - tests/data/: recorded JSON events (their URLs are data, not downloads).
   - Binary files (the charts in docs/).
-  - LICENSE-binary and licenses/: licence texts name their projects' home pages, never a download.
+  - LICENSE, NOTICE and licenses/: licence texts and notices name their projects' home pages, never a download.
 """
 import re
 import subprocess
@@ -29,7 +29,7 @@ HOSTS = [
 HOST_RE = re.compile("|".join(HOSTS), re.IGNORECASE)
 
 ALLOWED_PREFIXES = ("patches/", "tests/data/", "licenses/")
-ALLOWED_FILES = {"LICENSE-binary"}
+ALLOWED_FILES = {"LICENSE", "NOTICE"}
 
 
 def allowed(path):
