@@ -79,6 +79,10 @@ Subcommands:
   image            build the broker image and the test-node image (docker or podman)
   systest [TEST..] run the ducktape system tests on containers of the test-node image
   bench [--quick]  run the benchmarks, stock Kafka $KAFKA_VERSION beside this distribution
+  docs             build if needed, then write docs/configuration.md (every setting the series
+                   adds) from the ConfigDefs of the patched jars and the release's
+                   (tools/config-docs/ConfigDocs.java)
+  docs --check     the same, but only compare: fails when docs/configuration.md differs
   source           only fetch upstream and (re)materialize kafka/ with the series
   lock             re-record upstream/artifacts.sha256 from what Maven fetched, and
                    upstream/plugin-artifacts.sha256 from the build plugins it resolved
@@ -854,6 +858,27 @@ cmd_test() {
     [[ $rc == 0 ]] && log "all tests passed" || die "tests failed"
 }
 
+# docs: docs/configuration.md, generated from the jars as Kafka generates its own configuration docs
+cmd_docs() {
+    local check=""
+    case "${1:-}" in
+        --check) check=1; shift ;;
+    esac
+    [[ $# == 0 ]] || die "docs: unknown argument $1 (see ./build.sh docs --help)"
+    cmd_build
+    local page="$ROOT/docs/configuration.md" out="$BUILD/configuration.md"
+    java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC "$ROOT/tools/config-docs/ConfigDocs.java" \
+        "$DIST/libs" "$UPSTREAM_OUT/libs" > "$out" || die "tools/config-docs/ConfigDocs.java failed (output above)"
+    if [[ -n $check ]]; then
+        diff -u "$page" "$out" >&2 \
+            || die "docs/configuration.md differs from what the jars say (diff above): run ./build.sh docs and commit it"
+        log "docs/configuration.md: as the jars say"
+    else
+        mv "$out" "$page"
+        log "wrote docs/configuration.md"
+    fi
+}
+
 cmd_gate() {
     cmd_build
     ensure_venv
@@ -987,7 +1012,7 @@ groups_for() {
     # a Docker engine that answers replaces podman and its helpers
     command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1 && engine=""
     case "$1" in
-        build|run|source|lock|checkstyle) echo build ;;
+        build|run|source|lock|checkstyle|docs) echo build ;;
         gate|bench) echo build python ;;
         test) [[ "${2:-}" == --quick ]] && echo build python || echo "build python $engine ssh" ;;
         image) echo "build $engine" ;;
@@ -1011,7 +1036,7 @@ sub_usage() {
 # sub_help SUB: prints SUB's usage and exits 0, before anything is installed, fetched or built
 sub_help() {
     case "$1" in
-        build|run|test|gate|source|lock|clean) sub_usage "$1" ;;
+        build|run|test|gate|docs|source|lock|clean) sub_usage "$1" ;;
         checkstyle) checkstyle_usage ;;
         image) exec bash "$ROOT/docker/images.sh" --help ;;
         systest) exec bash "$ROOT/tests/systest.sh" --help ;;
@@ -1036,6 +1061,7 @@ main() {
         run) cmd_run "$@" ;;
         test) cmd_test "$@" ;;
         gate) cmd_gate "$@" ;;
+        docs) cmd_docs "$@" ;;
         source) mkdir -p "$BUILD"; fetch_upstream; materialize ;;
         lock) case "${1:-}" in
                   --python) cmd_lock_python ;;
