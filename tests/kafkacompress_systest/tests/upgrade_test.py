@@ -20,8 +20,14 @@ mode=ci, the case CI runs, is the same roll cut to four restarts: the controller
 broker with the provider), our features on while two brokers are still stock (the stock Java producer's load runs
 throughout), the reassignment while mixed, then that broker and the controller back to stock with every setting left
 in place, and step 7. The short and full cases run only when KC_SYSTEST_FULL=1 (./build.sh test --full, or
-KC_SYSTEST_FULL=1 ./build.sh systest upgrade): CI's time limit does not hold them, see docs/testing.md. What a stock
-node logs about each of our settings is collected and returned in the report."""
+KC_SYSTEST_FULL=1 ./build.sh systest upgrade): CI's time limit does not hold them, see docs/testing.md.
+
+Each rule docs/upgrading.md says the test shows is asserted where the roll reaches it: the stock controller's refusals
+and their messages; stock brokers applying the topic's other settings and naming ours nowhere in their output, and
+starting with the provider keys in server.properties without a line about them; a stock controller over our settings
+accepting another setting's --alter and answering --delete-config of ours as done while --describe (stock brokers)
+lists none of ours; (full) our brokers applying every setting again, the deleted one included, once forward again.
+What the nodes said is also returned in the report."""
 
 import os
 import re
@@ -105,13 +111,19 @@ class UpgradeTest(Test):
             self.messages.setdefault("stock broker: server.properties with compression.gzip.provider", [
                 "started; %d lines of its output name the key%s" % (
                     len(mentions), (": " + mentions[0].strip()[:300]) if mentions else "")])
+            # docs/upgrading.md: ignored, silently; no line of its output names the keys
+            assert not mentions, "stock broker %d names the provider key: %s" % (kafka.idx(node), mentions[0][:300])
+        notices = []
         for line in out.splitlines() if version == "stock" else []:
             if NOTICE.search(line) and "Kafka version" not in line:
                 key = "%s %s" % (version, role)
                 msg = re.sub(r"^\[[^\]]*\]\s*", "", line.strip())[:400]
+                notices.append(msg)
                 self.messages.setdefault(key, [])
                 if msg not in self.messages[key] and len(self.messages[key]) < 8:
                     self.messages[key].append(msg)
+        # docs/upgrading.md: a stock broker starts on our settings (server.properties, topics) without a warning
+        assert not (notices and kafka.is_broker(node)), "stock broker %d at start: %s" % (kafka.idx(node), notices)
 
     def try_config(self, kafka, topic, configs, what):
         """kafka-configs.sh --alter; returns (accepted, the tool's last lines)."""
@@ -187,6 +199,7 @@ class UpgradeTest(Test):
         # 1. a stock controller refuses our topic settings (on alter and on create)
         ok, refused_alter = self.try_config(kafka, KEYED, KEYED_FEATURES, "stock controller, alter %s" % KEYED)
         assert not ok, "a stock controller accepted compaction.compression.type"
+        assert "Unknown topic config name: compaction.compression.type" in refused_alter, refused_alter
         self.messages["stock controller: kafka-configs.sh --alter"] = [refused_alter]
         try:
             kafka.create_topic("refused", configs={"recompression.lag.ms": 0})
@@ -194,6 +207,7 @@ class UpgradeTest(Test):
         except RuntimeError as e:
             self.messages["stock controller: create topic"] = [str(e).splitlines()[-1][-300:]]
             self.note("stock controller, create topic with recompression.lag.ms: refused (%s)" % str(e)[-200:])
+            assert "Unknown topic config name: recompression.lag.ms" in str(e), str(e)[-600:]
 
         self.java = ProducerService(self.test_context, kafka, TOPIC, max_records=10 ** 7, throughput=RATE,
                                     name="java", until_file=True)
@@ -237,6 +251,9 @@ class UpgradeTest(Test):
                         .splitlines() or [""])[-1]
                 assert "cleanup.policy -> compact" in line and "compaction.compression.type" not in line, \
                     "stock broker %d: %s" % (kafka.idx(b), line)
+                # ... without a warning: no line of its output names the setting
+                said = kafka.server_log_grep(b, r"compaction\.compression\.type").strip()
+                assert not said, "stock broker %d: %s" % (kafka.idx(b), said[:400])
             self.messages["stock broker: topic config it does not know"] = [re.sub(r"^\[[^\]]*\]\s*", "", line)[:400]]
             # 3. brokers, each with the provider in server.properties (ci: one of them)
             for b in (brokers[-1:] if mode == "ci" else brokers):
@@ -260,6 +277,8 @@ class UpgradeTest(Test):
                     .splitlines() or [""])[-1]
             assert "compression.gzip.level -> 9" in line and not any(k in line for k in OUR_KEYS), \
                 "stock broker %d: %s" % (kafka.idx(b), line)
+            said = kafka.server_log_grep(b, "|".join(re.escape(k) for k in OUR_KEYS)).strip()
+            assert not said, "stock broker %d: %s" % (kafka.idx(b), said[:400])
             self.messages.setdefault("stock broker: topic configs it does not know, beside KIP-390's level", [
                 re.sub(r"^\[[^\]]*\]\s*", "", line)[:400]])
         if mode != "ci":
@@ -298,14 +317,18 @@ class UpgradeTest(Test):
                                           "stock controller, our settings present, alter retention.ms")
                 self.messages["stock controller: alter retention.ms with our settings present"] = [
                     "accepted" if ok else msg]
+                assert ok, "a stock controller over our settings refused retention.ms: %s" % msg
                 ok, msg = self.try_config(kafka, KEYED, ["compaction.compression.type"],
                                           "stock controller, delete-config compaction.compression.type")
                 self.messages["stock controller: --delete-config compaction.compression.type"] = [
                     "accepted" if ok else msg]
+                # answered as done (the setting stays: checked when our brokers start on it again, full)
+                assert ok, "a stock controller refused --delete-config compaction.compression.type: %s" % msg
                 desc = kafka.describe_topic_config(TOPIC)
                 kept = [k for k in OUR_KEYS[1:] if k + "=" in desc]
                 self.note("stock controller: kafka-configs.sh --describe %s lists %s" % (TOPIC, kept))
                 self.messages["stock controller: describe %s" % TOPIC] = ["lists %s" % kept]
+                assert not kept, "kafka-configs.sh --describe against stock brokers lists %s: %s" % (kept, desc)
         self.stop_load()
 
         # 6. forward again, controller first (ci: the roll ends on stock 4.3.1; step 7 reads it there)
@@ -318,6 +341,16 @@ class UpgradeTest(Test):
                 for b in back[::-1]:
                     self.roll(kafka, b, "ours", props=dict(PROVIDER))
                 self.stop_load()
+            if mode == "full":
+                # the stock controller kept our settings, the one it answered --delete-config for included, and
+                # the retention.ms it accepted beside them: our brokers apply them all again
+                for b in brokers:
+                    for topic, want in ((TOPIC, ("compaction.compression.type -> zstd", "recompression.lag.ms -> 0",
+                                                 "retention.ms -> 86400000")),
+                                        (KEYED, ("compaction.compression.type -> zstd",))):
+                        line = (kafka.server_log_grep(b, "Updating topic %s with new configuration" % topic)
+                                .strip().splitlines() or [""])[-1]
+                        assert all(w in line for w in want), "broker %d, forward again: %s" % (kafka.idx(b), line)
 
         # 7. every record, three clients
         for c, cfg in (("ours", PROVIDER), ("stock", None), ("confluent-kafka", None)):
