@@ -9,7 +9,9 @@ DATA="${KC_BENCH_DATA:-$ROOT/tests/data}/json-records.ndjson"   # tests/data/REA
 LIBS="$ROOT/build/upstream/libs"
 PATCHED="$(ls "$ROOT"/build/patched/clients/kafka-clients-*-compress.*.jar | grep -v original | head -1)"
 OUT="$ROOT/build/bench-overhead"; mkdir -p "$OUT/classes"
-DEPS="$LIBS/zstd-jni-1.5.6-10.jar:$LIBS/lz4-java-1.10.2.jar:$LIBS/snappy-java-1.1.10.7.jar:$LIBS/slf4j-api-1.7.36.jar"
+# the codec libraries libs/ holds (pom.xml pins them), whatever their versions
+codec() { ls "$LIBS"/"$1"-[0-9]*.jar | head -1; }
+DEPS="$(codec zstd-jni):$(codec lz4-java):$(codec snappy-java):$LIBS/slf4j-api-1.7.36.jar"
 javac -nowarn -d "$OUT/classes" -cp "$LIBS/kafka-clients-4.3.1.jar" "$ROOT/bench/overhead/Overhead.java"
 JAVA_OPTS=(-Xms1g -Xmx1g -XX:+UseParallelGC)
 : > "$OUT/results.txt"

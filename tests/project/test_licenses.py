@@ -96,7 +96,7 @@ def test_distribution_licence_files_have_upstream_binary_form():
 
 def test_a_jar_without_an_entry_stops_the_generator(tmp_path):
     (tmp_path / "libs").mkdir()
-    for name in ("kafka-clients-4.3.1-compress.1.jar", "zstd-jni-1.5.6-10.jar", "mystery-lib-0.1.jar"):
+    for name in ("kafka-clients-4.3.1-compress.1.jar", "zstd-jni-1.5.7-17.jar", "mystery-lib-0.1.jar"):
         zipfile.ZipFile(tmp_path / "libs" / name, "w").close()
     p = subprocess.run(["python3", str(ROOT / "licenses" / "generate.py"), str(tmp_path)],
                        capture_output=True, text=True)
@@ -107,7 +107,7 @@ def test_a_jar_without_an_entry_stops_the_generator(tmp_path):
     p = subprocess.run(["python3", str(ROOT / "licenses" / "generate.py"), str(tmp_path)],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert "zstd-jni-1.5.6-10  -- " in (tmp_path / "LICENSE").read_text()
+    assert "zstd-jni-1.5.7-17  -- " in (tmp_path / "LICENSE").read_text()
     assert (tmp_path / "licenses" / "BSD-2-Clause").is_file()
     assert (tmp_path / "NOTICE").read_text().startswith(gen.normalised((ROOT / "NOTICE").read_text()))
 
@@ -115,5 +115,5 @@ def test_a_jar_without_an_entry_stops_the_generator(tmp_path):
 def test_jar_names_split_from_versions():
     assert gen.jar_name("kafka_2.13-4.3.1-compress.1.jar") == ("kafka_2.13", "4.3.1-compress.1")
     assert gen.jar_name("scala-logging_2.13-3.9.6.jar") == ("scala-logging_2.13", "3.9.6")
-    assert gen.jar_name("zstd-jni-1.5.6-10.jar") == ("zstd-jni", "1.5.6-10")
+    assert gen.jar_name("zstd-jni-1.5.7-17.jar") == ("zstd-jni", "1.5.7-17")
     assert gen.jar_name("jakarta.activation-api-2.1.0.jar") == ("jakarta.activation-api", "2.1.0")
