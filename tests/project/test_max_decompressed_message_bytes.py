@@ -7,7 +7,9 @@ tests/project/bomb/BombClient.java and sent in a produce request over a plain so
 - a topic with max.decompressed.message.bytes=1000000 refuses a 2,000,000-byte record with INVALID_RECORD and
   appends nothing, and takes a 500,000-byte one, for gzip, lz4 and zstd, on a broker without a provider and on one
   whose gzip goes through native-gzip (its whole-batch decompression call);
-- the broker default, set dynamically with kafka-configs.sh --entity-default, applies to a topic without an override;
+- the broker default, set dynamically with kafka-configs.sh --entity-default, applies to a topic without an override,
+  and kafka-configs.sh --describe --all lists it as the topic setting's synonym, as upstream 4.3.2 does; a value above
+  2147483639 is refused;
 - the decompression bombs of test_provider_bomb.py (8 MB and 64 MB records, gzip, lz4 and zstd) are refused before
   their records are allocated when the topic sets the bound, and the -Xmx512m broker stays up;
 - stock Apache Kafka 4.3.1 does not know the setting: it refuses a topic that names it.
@@ -77,6 +79,17 @@ def test_the_dynamic_broker_default_applies_to_topics_without_an_override(broker
     while produce(client, b, "no-override", "gzip", 1, 2 * BOUND)[1] != INVALID_RECORD:
         assert time.time() < deadline, "the dynamic broker default did not reach the topic in 30 s"
         time.sleep(1)
+    # as in upstream 4.3.2, DescribeConfigs lists the broker setting as the topic setting's synonym, and a value
+    # above 2147483639 is refused (test_bound_definition.py compares the definitions themselves)
+    described = tool("kafka-configs.sh", "--bootstrap-server", b.bootstrap, "--entity-type", "topics",
+                     "--entity-name", "no-override", "--describe", "--all").stdout
+    line = [x for x in described.splitlines() if x.strip().startswith("max.decompressed.message.bytes=")]
+    assert len(line) == 1, described
+    assert "DYNAMIC_DEFAULT_BROKER_CONFIG:max.decompressed.message.bytes=%d" % BOUND in line[0], line[0]
+    assert "DEFAULT_CONFIG:max.decompressed.message.bytes=2147483639" in line[0], line[0]
+    refused = tool("kafka-configs.sh", "--bootstrap-server", b.bootstrap, "--entity-type", "topics", "--entity-name",
+                   "no-override", "--alter", "--add-config", "max.decompressed.message.bytes=2147483647", check=False)
+    assert refused.returncode != 0 and "2147483639" in refused.stdout + refused.stderr, refused.stdout + refused.stderr
     # a topic override beats the broker default
     tool("kafka-configs.sh", "--bootstrap-server", b.bootstrap, "--entity-type", "topics", "--entity-name", "no-override",
          "--alter", "--add-config", "max.decompressed.message.bytes=%d" % (4 * BOUND))
