@@ -145,6 +145,88 @@ def test_delete_policy_segments_recompressed_in_place(broker_factory):
     assert read_librdkafka(b, topic, end) == rdkafka_before
 
 
+def first_offset_librdkafka(b, topic, offset):
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    c = confluent_kafka.Consumer({"bootstrap.servers": b.bootstrap, "group.id": "inside-%d" % time.time(),
+                                  "enable.auto.commit": False})
+    c.assign([confluent_kafka.TopicPartition(topic, 0, offset)])
+    m, deadline = None, time.time() + 60
+    while m is None and time.time() < deadline:
+        m = c.poll(1.0)
+    c.close()
+    assert m is not None and m.error() is None, m
+    return m.offset()
+
+
+def first_offset_kafka_python(b, topic, offset):
+    kafka = pytest.importorskip("kafka")
+    c = kafka.KafkaConsumer(bootstrap_servers=b.bootstrap, enable_auto_commit=False)
+    tp = kafka.TopicPartition(topic, 0)
+    c.assign([tp])
+    c.seek(tp, offset)
+    records, deadline = [], time.time() + 60
+    while not records and time.time() < deadline:
+        records = c.poll(timeout_ms=1000).get(tp, [])
+    c.close()
+    assert records, "kafka-python read nothing from offset %d" % offset
+    return records[0].offset
+
+
+def first_offset_java(b, topic, offset, stock):
+    out = tool("kafka-console-consumer.sh", "--bootstrap-server", b.bootstrap, "--topic", topic, "--partition", "0",
+               "--offset", str(offset), "--max-messages", "1", "--timeout-ms", "60000",
+               "--formatter-property", "print.offset=true", stock=stock).stdout
+    return int(re.search(r"Offset:(\d+)", out).group(1))
+
+
+def test_small_batches_merged_when_recompressed(broker_factory):
+    """Records sent in small lz4 batches (linger.ms=0, batch.size=16384, 10,000 records/s), rewritten to zstd 19,
+    are merged into batches of up to recompression.batch.bytes (1 MiB by default): at most 0.45x of their lz4 bytes,
+    every record read back with its offset, and a consumer that starts at an offset inside a merged batch (stock
+    4.3.1's Java consumer, ours, librdkafka, kafka-python) gets that offset first."""
+    require_dist()
+    b = broker_factory(extra_props={"log.cleaner.backoff.ms": "300"})
+    topic = "small"
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", topic, "--partitions", "1",
+         "--replication-factor", "1", "--config", "cleanup.policy=delete", "--config", "segment.bytes=1048576")
+    n = 20000
+    tool("kafka-producer-perf-test.sh", "--topic", topic, "--num-records", str(n), "--throughput", "10000",
+         "--payload-file", str(DATA / "json-records.ndjson"), "--producer-props", "bootstrap.servers=" + b.bootstrap,
+         "acks=all", "compression.type=lz4", "batch.size=16384", "linger.ms=0")
+    before = closed_batches(b, topic)
+    assert len(before) > 200 and {x[3] for x in before} == {"lz4"}, len(before)
+    bytes_before = closed_bytes(b, topic)
+    stock_before = read_stock(b, topic, n)
+    assert len(stock_before) == n
+
+    configs(b, "--alter", "--entity-type", "topics", "--entity-name", topic, "--add-config",
+            "compaction.compression.type=zstd,compression.zstd.level=19,recompression.lag.ms=0")
+    started = time.time()
+    deadline = started + 180
+    after = closed_batches(b, topic)
+    while time.time() < deadline and any(x[3] != "zstd" for x in after):
+        time.sleep(1)
+        after = closed_batches(b, topic)
+    elapsed = time.time() - started
+    assert not any(x[3] != "zstd" for x in after), after
+    bytes_after = closed_bytes(b, topic)
+    print("%d closed lz4 batches, %d bytes -> %d zstd-19 batches, %d bytes (%.3fx) in about %.0f s"
+          % (len(before), bytes_before, len(after), bytes_after, bytes_after / bytes_before, elapsed))
+    assert bytes_after <= 0.45 * bytes_before, (bytes_before, bytes_after)
+    assert len(after) * 20 < len(before), (len(before), len(after))
+    # the merged batches cover the same offsets, in order, without a gap
+    assert after[0][0] == before[0][0] and after[-1][1] == before[-1][1]
+    assert all(x[0] == y[1] + 1 for y, x in zip(after, after[1:])), after
+    assert read_stock(b, topic, n) == stock_before
+
+    base, last, count = next(x[:3] for x in after if x[2] > 2)
+    inside = base + count // 2
+    assert first_offset_java(b, topic, inside, stock=True) == inside
+    assert first_offset_java(b, topic, inside, stock=False) == inside
+    assert first_offset_librdkafka(b, topic, inside) == inside
+    assert first_offset_kafka_python(b, topic, inside) == inside
+
+
 def time_indexes_mapped(b):
     """The distinct .timeindex files the broker's JVM has mapped (/proc/PID/maps), the count that counts against
     vm.max_map_count."""

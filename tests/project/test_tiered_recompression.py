@@ -6,9 +6,10 @@ records in an lz4 topic that is not recompressed; the broker is killed with SIGK
 segment and again once the first segment is in remote storage; after local retention has removed the local copies,
 stock 4.3.1's console consumer reads every record from the beginning, each at its offset, once."""
 import shutil
+import threading
 import time
 
-from conftest import UPSTREAM, full_only, require_dist, tool
+from conftest import DATA, UPSTREAM, full_only, require_dist, tool
 from test_cold_recompression import RECORDS_PER_ROUND, closed_bytes, configs, produce, read_stock
 
 TEST_JAR = UPSTREAM / "testlibs" / "kafka-storage-4.3.1-test.jar"
@@ -28,12 +29,11 @@ def wait_for(what, condition, timeout):
     raise AssertionError("timed out after %d s waiting for %s" % (timeout, what))
 
 
-@full_only
-def test_tiered_topic_copied_after_recompression(broker_factory, tmp_path):
+def tiered_broker(broker_factory, remote_dir):
+    """A broker with upstream's LocalTieredStorage in remote_dir."""
     require_dist()
     assert TEST_JAR.exists(), "%s: ./build.sh build fetches it" % TEST_JAR
-    remote_dir = tmp_path / "remote"
-    b = broker_factory(extra_props={
+    return broker_factory(extra_props={
         "log.cleaner.backoff.ms": "300",
         "log.retention.check.interval.ms": "1000",
         "remote.log.storage.system.enable": "true",
@@ -45,6 +45,62 @@ def test_tiered_topic_copied_after_recompression(broker_factory, tmp_path):
         "rlmm.config.remote.log.metadata.topic.replication.factor": "1",
         "remote.log.manager.task.interval.ms": "500",
     })
+
+
+def test_local_disk_bounded_while_the_rewrite_falls_behind(broker_factory, tmp_path):
+    """A tiered topic taking 10,000 records/s in small lz4 batches (linger.ms=0, batch.size=16384), rewritten into
+    zstd 19 with local.retention.bytes=2097152: the cleaner falls behind, and the copy to remote storage stops waiting
+    for it once the segments waiting pass local.retention.bytes, so the partition's local files stay within 16 MB
+    throughout; the cleaner logs its WARN about the segments let go, and every record is read back, each at its
+    offset, most of them from remote storage."""
+    remote_dir = tmp_path / "remote"
+    b = tiered_broker(broker_factory, remote_dir)
+    started = time.time()
+    topic = "busy"
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", topic, "--partitions", "1",
+         "--replication-factor", "1", "--config", "cleanup.policy=delete", "--config", "segment.bytes=1048576",
+         "--config", "remote.storage.enable=true", "--config", "local.retention.bytes=2097152",
+         "--config", "compaction.compression.type=zstd", "--config", "compression.zstd.level=19",
+         "--config", "recompression.lag.ms=0")
+    partition = b.data / (topic + "-0")
+    largest, producing = [0], threading.Event()
+    producing.set()
+
+    def sample():
+        while producing.is_set():
+            if partition.exists():
+                largest[0] = max(largest[0], sum(f.stat().st_size for f in partition.glob("*.log")
+                                                 if f.exists()))
+            time.sleep(0.2)
+    # the broker's retention task (LogManager) first runs 30 s after start-up, as upstream's does: measure after it
+    time.sleep(max(0.0, started + 31 - time.time()))
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    n = 300000
+    try:
+        tool("kafka-producer-perf-test.sh", "--topic", topic, "--num-records", str(n), "--throughput", "10000",
+             "--payload-file", str(DATA / "json-records.ndjson"), "--producer-props", "bootstrap.servers=" + b.bootstrap,
+             "acks=all", "compression.type=lz4", "batch.size=16384", "linger.ms=0")
+        time.sleep(10)   # the cleaner still behind, the copy going on
+    finally:
+        producing.clear()
+        sampler.join()
+    remote = remote_segments(remote_dir, topic)
+    cleaner_log = b.log_text("log-cleaner.log")
+    print("%d records at 10,000 records/s: at most %d bytes of segment files on local disk; %d segments in remote "
+          "storage; %d segments rewritten by the cleaner" % (n, largest[0], len(remote),
+                                                            cleaner_log.count("Recompressed segment")))
+    assert largest[0] <= 16 * 1024 * 1024, largest[0]
+    assert "copied to remote storage without being recompressed" in cleaner_log
+    read = read_stock(b, topic, n)
+    offsets = [int(line.split("Offset:")[1].split()[0]) for line in read]
+    assert offsets == list(range(n)), (len(offsets), offsets[:3], offsets[-3:])
+
+
+@full_only
+def test_tiered_topic_copied_after_recompression(broker_factory, tmp_path):
+    remote_dir = tmp_path / "remote"
+    b = tiered_broker(broker_factory, remote_dir)
     plain, tiered = "plain", "tiered"
     tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", plain, "--partitions", "1",
          "--replication-factor", "1", "--config", "cleanup.policy=delete", "--config", "segment.ms=2000")
