@@ -1,7 +1,8 @@
 """7. Cold recompression (recompression.lag.ms): lz4 at a steady rate to a delete-policy topic whose closed
 segments the log cleaner rewrites in zstd 19 (compaction.compression.type); kill -9 a broker and restart it
 meanwhile; every acknowledged record is read back once, before and after the rewrite, and on every broker the
-closed segments end up zstd with every offset kept, and no active segment is rewritten."""
+closed segments end up zstd with every offset kept, the producer's small batches merged (recompression.batch.bytes,
+1 MiB by default), and no active segment is rewritten."""
 
 import re
 import time
@@ -18,6 +19,10 @@ from .common import Events, bounce, table, timed
 TOPIC = "cold"
 PARTITIONS = 1      # one partition: ~15 records per 50 ms batch (zstd 19 costs the cleaner ~0.1 s a batch of that size)
 RATE = 300          # records/s
+LINGER_MS = 50
+# the cleaner merges a closed segment's batches (900 records in 3 s) into one of up to 1 MiB, but for the producer's
+# last five, which it keeps for duplicate detection: a zstd batch holds at least this many records on average
+MERGED_RECORDS = 10 * RATE * LINGER_MS // 1000
 RECORDS = 13500     # ~45 s of traffic
 # segment.ms small: segments close while producing; recompression.lag.ms is set afterwards with kafka-configs.sh
 TOPIC_CONFIGS = {"cleanup.policy": "delete", "segment.ms": 3000, "compression.type": "producer",
@@ -39,7 +44,8 @@ class ColdRecompressionTest(Test):
                 "lz4_kept": sum(1 for b in data if b["codec"] == "lz4" and b["count"] <= 2),
                 "lz4_big": sum(1 for b in data if b["codec"] == "lz4" and b["count"] > 2),
                 "other": sorted(set(b["codec"] for b in data) - {"zstd", "lz4"}),
-                "bytes": sum(b["size"] for b in data), "records": sum(b["count"] for b in data)}
+                "bytes": sum(b["size"] for b in data), "records": sum(b["count"] for b in data),
+                "zstd_records": sum(b["count"] for b in data if b["codec"] == "zstd")}
 
     def cleaner_log(self, kafka, node):
         # one of the two files may not exist (which one depends on the log4j configuration); if neither holds the
@@ -67,7 +73,7 @@ class ColdRecompressionTest(Test):
                    backoff_sec=1, err_msg="kafka-configs --describe does not show recompression.lag.ms=0")
         time.sleep(3)   # let every broker apply the metadata change
         producer = ProducerService(self.test_context, kafka, TOPIC, max_records=RECORDS, throughput=RATE,
-                                   name="lz4", configs={"compression.type": "lz4", "linger.ms": 50,
+                                   name="lz4", configs={"compression.type": "lz4", "linger.ms": LINGER_MS,
                                                         "batch.size": 262144, "retries": 2147483647})
         consumer = VerifyingConsumer(self.test_context, kafka)
         consumer.start()
@@ -116,6 +122,9 @@ class ColdRecompressionTest(Test):
         for n in kafka.nodes:
             s, log = states[n], self.cleaner_log(kafka, n)
             assert s["zstd"] > 0, "%s: no zstd batch in the closed segments: %s" % (n.account.hostname, s)
+            assert s["zstd_records"] >= MERGED_RECORDS * s["zstd"], \
+                "%s: %d records in %d zstd batches: the producer's batches were not merged: %s" % (
+                    n.account.hostname, s["zstd_records"], s["zstd"], s)
             assert log["segments"] > 0 and log["codecs"] == ["zstd"], "%s: cleaner log: %s" % (n.account.hostname, log)
             assert not log["errors"], "%s: cleaner errors: %s" % (n.account.hostname, log["errors"][:5])
             # the whole log, active segments included: every offset once, the active segments untouched
@@ -138,9 +147,9 @@ class ColdRecompressionTest(Test):
             rows.append([n.account.hostname, log["segments"], log["before"], log["after"],
                          "%.3f" % (log["after"] / float(log["before"])) if log["before"] else "-",
                          "%.1f" % (log["ms"] / 1000.0),
-                         s["segments"], s["zstd"], s["lz4_kept"], s["bytes"], records])
+                         s["segments"], s["zstd"], s["zstd_records"] // s["zstd"], s["lz4_kept"], s["bytes"], records])
         t = table(["broker", "segments recompressed", "bytes before", "bytes after", "after/before", "cleaner s",
-                   "closed segments", "zstd batches", "lz4 batches kept", "closed bytes now", "records on disk"], rows)
+                   "closed segments", "zstd batches", "records per zstd batch", "lz4 batches kept", "closed bytes now", "records on disk"], rows)
         t += "\n(bytes before/after: the cleaner's \"Recompressed segment\" lines; lz4 batches kept: 1-2 records)"
         t += "\n" + "\n".join(note.lines)
         self.logger.info("\n%s", t)
