@@ -6,6 +6,7 @@ report; no module keeps run state of its own, and importing one reads nothing.""
 import glob
 import os
 import time
+from types import SimpleNamespace
 
 from benchlib.memory import MemorySettler
 from benchlib.noise import NoiseLog
@@ -78,3 +79,13 @@ class Context:
                 + (f" --t7-seconds {cfg.t7_seconds_arg}" if cfg.t7_seconds_arg else "")
                 + (f" --t7-pairs {cfg.t7_pairs_arg}" if cfg.t7_pairs_arg else "")
                 + (" --t7-broker-provider" if cfg.t7_broker_provider else ""))
+
+
+def standalone(env):
+    """The Paths and Context of a standalone benchmark script (bench/cold, bench/scale, bench/compare): the
+    checkout's paths from ENV, its work and log folders made, and no bench.py settings."""
+    paths = Paths(env)
+    for d in (paths.work, paths.logs):
+        os.makedirs(d, exist_ok=True)
+    return paths, Context(SimpleNamespace(quick=False, only="", sla_arg=None), paths)
+

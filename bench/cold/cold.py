@@ -13,11 +13,10 @@ import statistics
 import subprocess
 import sys
 import time
-from types import SimpleNamespace
 
 from benchlib.brokers import Broker, Impl, log_text
 from benchlib.common import md_table
-from benchlib.context import Context, Paths
+from benchlib.context import standalone
 
 TOPIC = "cold"
 LINE = re.compile(r"Recompressed segment (\d+) of log " + TOPIC + r"-0 with zstd: (\d+) bytes into (\d+) bytes "
@@ -109,10 +108,7 @@ def report(args, paths, merged, unmerged, cli):
 
 def main(argv):
     args = arguments(argv)
-    paths = Paths(os.environ)
-    for d in (paths.work, paths.logs):
-        os.makedirs(d, exist_ok=True)
-    ctx = Context(SimpleNamespace(quick=False, only="", sla_arg=None), paths)
+    paths, ctx = standalone(os.environ)
     merged, unmerged = [], []
     for _ in range(args.pairs):
         merged.append(measure(ctx, paths, args, 1048576))

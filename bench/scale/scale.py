@@ -12,11 +12,10 @@ import statistics
 import subprocess
 import sys
 import time
-from types import SimpleNamespace
 
 from benchlib.brokers import Broker, Impl, log_text
 from benchlib.common import java_tool, md_table
-from benchlib.context import Context, Paths
+from benchlib.context import standalone
 
 TOPIC = "cold"
 PROBE = "probe"
@@ -227,10 +226,7 @@ def main(argv):
     if need > soft:
         sys.exit("bench/scale: %d partitions x %d segments keep about %d files open, over this shell's limit of %d "
                  "(ulimit -n): fewer --segments or --partitions" % (args.partitions, args.segments + 1, need, soft))
-    paths = Paths(os.environ)
-    for d in (paths.work, paths.logs):
-        os.makedirs(d, exist_ok=True)
-    ctx = Context(SimpleNamespace(quick=False, only="", sla_arg=None), paths)
+    paths, ctx = standalone(os.environ)
     offs, ons = [], []
     for _ in range(args.pairs):
         offs.append(measure(ctx, paths, args, "off"))
