@@ -66,31 +66,96 @@ def test_json_output_covers_every_codec_and_level(measured):
         assert cls in providers or cls in skipped, (cls, out["providers_skipped"])
 
 
-def test_cold_recompression_capacity_plan(measured):
-    """The cleaner threads cold recompression needs: per target, one thread's time per uncompressed byte is the source
-    codec's decompression plus the target's compression (both from the results table); from lz4 (--input has no
-    topic setting; at its default level 9) into the built-in settings that store at most 0.95 of its bytes, the smallest first."""
-    out, _, _ = measured
+def cold_plan_checks(out, messages_per_day, replication):
+    """Recomputes every figure of the JSON's cold_recompression from the values it says it used, and checks those
+    against the results rows: the source (lz4 at its default level 9: --input has no topic setting, the largest
+    --batch-size) and the targets chosen from the results rows at the source's batches, the built-in settings that
+    store at most 0.95 of its bytes, the smallest first. Returns the plan and the results rows at the source's batches."""
     cold = out["cold_recompression"]
     rows = [r for r in out["results"] if r["batch_basis"] == "batch.size" and r["provider"] == "built-in"]
     source = max((r for r in rows if r["codec"] == "lz4" and r["level"] == 9), key=lambda r: r["batch_size"])
     assert cold["source"] == "lz4 %d" % source["level"] and cold["source_batch"] == str(source["batch_size"])
+    assert cold["source_size_ratio"] == pytest.approx(source["size_ratio"], rel=1e-9)
+    assert cold["source_decompress_mb_per_s"] == pytest.approx(source["decompress_mb_per_s"], rel=1e-9)
+    assert cold["source_uncompressed_bytes_per_batch"] == pytest.approx(source["uncompressed_bytes_per_batch"], rel=1e-9)
+    assert cold["source_uncompressed_bytes"] == source["uncompressed_bytes"]
+    assert cold["source_records"] == source["records"]
     same_batch = {key(r): r for r in rows if r["batch_size"] == source["batch_size"] and r["codec"] != "none"}
     smaller = sorted((r for r in same_batch.values() if r["size_ratio"] <= 0.95 * source["size_ratio"]),
                      key=lambda r: r["size_ratio"])
     assert [key(t) for t in cold["targets"]] == [key(r) for r in smaller[:8]]
     assert cold["targets"], "nothing stores less than lz4"
+    # the cleaner merges when recompression.batch.bytes is above what the source's batches hold
+    merged = cold["recompression_batch_bytes"] if cold["recompression_batch_bytes"] > source["uncompressed_bytes_per_batch"] \
+        else None
+    assert cold["merged_batch_bytes"] == merged
     for t in cold["targets"]:
         r = same_batch[key(t)]
-        per_thread = 1 / (1 / source["decompress_mb_per_s"] + 1 / r["compress_mb_per_s"])
+        assert t["size_ratio_at_source_batches"] == pytest.approx(r["size_ratio"], rel=1e-9)
+        if merged is None:
+            # batch by batch: the target's figures are its results row at the source's batches
+            assert t["batch"] == str(source["batch_size"])
+            for k in ("uncompressed_bytes_per_batch", "uncompressed_bytes", "compressed_bytes", "size_ratio", "compress_mb_per_s"):
+                assert t[k] == pytest.approx(r[k], rel=1e-9), k
+        else:
+            # measured again at the merged batch size, over the source's uncompressed bytes (the same records)
+            assert t["batch"] == "merged:%d" % merged
+            assert t["uncompressed_bytes"] == source["uncompressed_bytes"]
+            assert t["uncompressed_bytes_per_batch"] <= merged
+            assert t["size_ratio"] == pytest.approx(t["compressed_bytes"] / t["uncompressed_bytes"], rel=1e-9)
+        # one thread's time per uncompressed byte: the source's decompression plus the target's compression
+        per_thread = 1 / (1 / source["decompress_mb_per_s"] + 1 / t["compress_mb_per_s"])
         assert t["uncompressed_mb_per_sec_per_thread"] == pytest.approx(per_thread, rel=1e-6)
         assert t["segment_mb_per_sec_per_thread"] == pytest.approx(per_thread * source["size_ratio"], rel=1e-6)
-        assert t["stored_fraction_of_source"] == pytest.approx(r["size_ratio"] / source["size_ratio"], rel=1e-9)
-        # 10,000,000 records a day of the sample's average uncompressed size, on 3 replicas
-        rate = source["uncompressed_bytes"] / source["records"] * 10_000_000 / 86_400 / 1e6
-        assert t["cleaner_threads_all_replicas"] == pytest.approx(rate * 3 / per_thread, rel=1e-6)
-    levels = {t["level"] for t in cold["targets"] if t["codec"] == "zstd"}
-    assert 19 in levels, cold["targets"]
+        assert t["stored_fraction_of_source"] == pytest.approx(t["size_ratio"] / source["size_ratio"], rel=1e-9)
+        # messages_per_day records a day of the sample's average uncompressed size, on all replicas
+        rate = source["uncompressed_bytes"] / source["records"] * messages_per_day / 86_400 / 1e6
+        assert t["cleaner_threads_all_replicas"] == pytest.approx(rate * replication / per_thread, rel=1e-6)
+    return cold, same_batch
+
+
+def test_cold_recompression_capacity_plan(measured):
+    """The cleaner threads cold recompression needs, with the cleaner's default recompression.batch.bytes (1 MiB):
+    per target, one thread's time per uncompressed byte is the source codec's decompression at its own batches plus
+    the target's compression at the merged batches, whose size ratio gives the bytes stored."""
+    out, _, _ = measured
+    cold, same_batch = cold_plan_checks(out, 10_000_000, 3)
+    assert cold["recompression_batch_bytes"] == 1 << 20 and cold["merged_batch_bytes"] == 1 << 20
+    for t in cold["targets"]:
+        # merged batches hold several of the source's (the sample is 1.4 MiB: one of 1 MiB and the rest)
+        assert t["uncompressed_bytes_per_batch"] > 4 * cold["source_uncompressed_bytes_per_batch"], t
+        # every target codec stores the merged batches smaller than the source's own
+        assert t["size_ratio"] < t["size_ratio_at_source_batches"], t
+    zstd19 = [t for t in cold["targets"] if key(t) == "zstd:19"]
+    assert zstd19, cold["targets"]
+    # zstd 19 sets up its large context once per merged batch rather than once per 16 KiB batch
+    assert zstd19[0]["compress_mb_per_s"] > 1.5 * same_batch["zstd:19"]["compress_mb_per_s"], zstd19
+
+
+@pytest.mark.parametrize("batch_bytes", [0, 16384])
+def test_cold_recompression_batch_by_batch(batch_bytes):
+    """recompression.batch.bytes=0, or not above what the source's batches hold (an lz4 batch of batch.size=16384
+    holds more than 16384 bytes of records), plans the cleaner rewriting batch by batch: the targets' figures are
+    their results rows'. A small slice of the records and four settings keep it short."""
+    args = ["--input", RECORDS, "--codecs", "none,lz4:9,zstd:3,zstd:19", "--providers", "none", "--max-records", 600,
+            "--warmup-bytes", 1 << 18, "--no-progress", "--messages-per-day", 1_000_000, "--recompression-batch-bytes", batch_bytes]
+    out = json.loads(advisor(*args, "--format", "json").stdout)
+    cold, _ = cold_plan_checks(out, 1_000_000, 1)
+    assert cold["recompression_batch_bytes"] == batch_bytes and cold["merged_batch_bytes"] is None
+    assert [key(t) for t in cold["targets"]] == ["zstd:19", "zstd:3"]
+    text = advisor(*args).stdout
+    line = next(l for l in text.splitlines() if l.startswith("Cold recompression"))
+    if batch_bytes == 0:
+        assert "batch by batch (recompression.batch.bytes=0)" in line, line
+    else:
+        assert "recompression.batch.bytes=%d merges none" % batch_bytes in line, line
+
+
+def test_cold_recompression_text_names_the_merged_batch_size():
+    p = advisor("--input", RECORDS, "--codecs", "none,lz4:9,zstd:3", "--providers", "none", "--max-records", 300,
+                "--warmup-bytes", 1 << 18, "--no-progress", "--recompression-batch-bytes", 100_000)
+    line = next(l for l in p.stdout.splitlines() if l.startswith("Cold recompression"))
+    assert "merging batches up to 100000 B (recompression.batch.bytes)" in line, line
 
 
 def test_goals_keep_their_order(measured):
@@ -311,7 +376,8 @@ def test_reports_the_topics_real_batches_as_the_segment_has_them(broker_factory)
 def test_help_and_bad_arguments():
     p = advisor("--help")
     for flag in ("--bootstrap-server", "--topic", "--command-config", "--input", "--goal", "--format", "--plot",
-                 "--messages-per-day", "--retention-days", "--replication-factor", "--batch-size", "--max-records"):
+                 "--messages-per-day", "--retention-days", "--replication-factor", "--batch-size", "--max-records",
+                 "--recompression-batch-bytes"):
         assert flag in p.stdout, flag
     p = run([str(DIST / "bin" / "kafka-compression-advisor.sh"), "--topic", "t"], check=False)
     assert p.returncode != 0 and "--bootstrap-server" in p.stderr

@@ -31,6 +31,7 @@ import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.compress.CompressionService;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.utils.AppInfoParser;
 import org.apache.kafka.common.utils.Exit;
 import org.apache.kafka.common.utils.Utils;
@@ -122,6 +123,12 @@ public final class CompressionAdvisor {
         parser.addArgument("--providers").action(store()).type(String.class).setDefault("all").metavar("all|none|CLASS[,CLASS...]")
             .help("KIP-1121 compression providers to measure beside the built-in codecs: all available on the classpath, " +
                 "none, or these classes. A provider that is not available here is listed with its reason and skipped.");
+        parser.addArgument("--recompression-batch-bytes").action(store()).type(Integer.class).setDefault(1 << 20).metavar("BYTES")
+            .dest("recompressionBatchBytes")
+            .help("For the capacity plan of cold recompression: the topic's recompression.batch.bytes (the broker's default " +
+                "log.cleaner.recompression.batch.bytes is 1048576): the log cleaner merges consecutive batches into batches of " +
+                "up to this many bytes of records (never above the topic's max.message.bytes) before it compresses them, so " +
+                "the targets are measured at that batch size; 0: it rewrites batch by batch.");
         parser.addArgument("--goal").action(store()).type(String.class).choices("disk", "cpu", "balanced").setDefault("balanced")
             .help("What the ranking and the recommendation optimise: disk (smallest size), cpu (least CPU among settings " +
                 "that save at least 10%), balanced (the knee of the size/speed Pareto front).");
@@ -196,6 +203,9 @@ public final class CompressionAdvisor {
         for (String s : ns.getString("batchSize").split(","))
             batchSizes.add(positive("--batch-size", Integer.parseInt(s.trim())));
         int repeats = positive("--repeats", ns.getInt("repeats"));
+        int recompressionBatchBytes = ns.getInt("recompressionBatchBytes");
+        if (recompressionBatchBytes < 0)
+            throw new IllegalArgumentException("--recompression-batch-bytes must be 0 or more, got " + recompressionBatchBytes);
         List<Setting> builtIn = builtInSettings(ns.getString("codecs"));
         List<String> skippedProviders = new ArrayList<>();
         List<Setting> provided = providerSettings(ns.getString("providers"), builtIn, skippedProviders);
@@ -311,9 +321,31 @@ public final class CompressionAdvisor {
                     results.add(r);
             }
         }
-        progressBar.finish();
         if (today != null)
             today.result = todayResult;
+
+        // cold recompression: the candidate targets again, at the batch size the cleaner merges the source's batches into
+        Result coldSource = ColdCapacity.source(today, results);
+        List<Result> coldTargets = ColdCapacity.targets(coldSource, results);
+        String maxMessageBytes = topicConfig.get("max.message.bytes");
+        if (maxMessageBytes != null)    // the cleaner's BatchMerger: a merged batch, header included, within max.message.bytes
+            recompressionBatchBytes = Math.min(recompressionBatchBytes,
+                Integer.parseInt(maxMessageBytes) - DefaultRecordBatch.RECORD_BATCH_OVERHEAD);
+        int mergedBatchBytes = coldTargets.isEmpty() ? 0 : ColdCapacity.mergedBatchBytes(coldSource, recompressionBatchBytes);
+        if (mergedBatchBytes > 0)
+            progressBar.extend(coldTargets.size() * measurement.workPerSetting());
+        List<ColdCapacity> cold = ColdCapacity.plan(coldSource, coldTargets, mergedBatchBytes, s -> {
+            progressBar.label(s.label() + " @merged:" + mergedBatchBytes);
+            int maxRecords = measurement.realMaxRecords;
+            measurement.realMaxRecords = Integer.MAX_VALUE;     // a merged batch holds as many records as fit
+            try {
+                // over the source's uncompressed bytes, as the source's ratio and rates are
+                return measurement.measure(s, mergedBatchBytes, coldSource.uncompressedBytes, true);
+            } finally {
+                measurement.realMaxRecords = maxRecords;
+            }
+        });
+        progressBar.finish();
 
         // sizing inputs
         Double messagesPerDay = ns.get("messagesPerDay");
@@ -341,7 +373,7 @@ public final class CompressionAdvisor {
 
         Advice advice = new Advice(results, ns.getString("goal"));
         Report report = new Report(sample, advice, sizing, bootstrap, topic, topicConfig, skippedProviders, provided,
-            real, today, realSkipped, batchSizes, live);
+            real, today, realSkipped, batchSizes, live, cold, recompressionBatchBytes, mergedBatchBytes);
         switch (ns.getString("format")) {
             case "json": report.json(out); break;
             case "csv": report.csv(out); break;
@@ -611,6 +643,11 @@ public final class CompressionAdvisor {
         void start(long total) {
             this.total = Math.max(1, total);
             this.startNanos = System.nanoTime();
+        }
+
+        /** More work than start was told, measured after it. */
+        void extend(long more) {
+            total += more;
         }
 
         void label(String label) {

@@ -47,11 +47,18 @@ final class Report {
     private final String realSkipped;        // why the settings were not measured at the real batch size, or null
     private final List<Integer> batchSizes;
     private final BrokerMetrics live;        // null: no --jmx-url, or not read
+    private final List<ColdCapacity> cold;   // empty: nothing stores less than the source
+    private final int recompressionBatchBytes;
+    private final int mergedBatchBytes;      // 0: the cleaner rewrites batch by batch
 
     Report(Sample sample, Advice advice, Sizing sizing, String bootstrap, String topic, Map<String, String> topicConfig,
            List<String> skippedProviders, List<Setting> provided, RealBatches real, CompressionAdvisor.Today today,
-           String realSkipped, List<Integer> batchSizes, BrokerMetrics live) {
+           String realSkipped, List<Integer> batchSizes, BrokerMetrics live, List<ColdCapacity> cold,
+           int recompressionBatchBytes, int mergedBatchBytes) {
         this.live = live;
+        this.cold = cold;
+        this.recompressionBatchBytes = recompressionBatchBytes;
+        this.mergedBatchBytes = mergedBatchBytes;
         this.real = real;
         this.today = today;
         this.realSkipped = realSkipped;
@@ -203,15 +210,18 @@ final class Report {
 
     /** The capacity plan of cold recompression from today's setting (or lz4) into the smaller settings. */
     private void coldCapacity(PrintStream out) {
-        Result source = ColdCapacity.source(today, advice.ranked);
-        List<ColdCapacity> plan = ColdCapacity.plan(source, advice.ranked);
-        if (plan.isEmpty())
+        if (cold.isEmpty())
             return;
+        Result source = cold.get(0).source;
         out.println();
         out.println(f("Cold recompression (compaction.compression.type with recompression.lag.ms): one log cleaner thread rewrites " +
-            "the closed segments of %s (%s, batch %s), on one core, at:", source.setting.label(),
-            today != null && today.result == source ? "today's setting" : "assumed: sample a topic for its own", source.batchLabel()));
-        for (ColdCapacity c : plan)
+            "the closed segments of %s (%s, batch %s), %s, on one core, at:", source.setting.label(),
+            today != null && today.result == source ? "today's setting" : "assumed: sample a topic for its own", source.batchLabel(),
+            mergedBatchBytes > 0 ? f("merging batches up to %d B (recompression.batch.bytes)", mergedBatchBytes)
+                : recompressionBatchBytes == 0 ? "batch by batch (recompression.batch.bytes=0)"
+                : f("batch by batch (its batches hold %.0f B, recompression.batch.bytes=%d merges none)",
+                    source.uncompressedBatchBytes, recompressionBatchBytes)));
+        for (ColdCapacity c : cold)
             out.println(f("  %-8s stores %.3f of the segment's bytes, %6.2f MB/s of segment per thread%s", c.target.setting.label(),
                 c.storedFraction(), c.segmentMBps(), sizing.cores() ? f(", %.2f cleaner threads at the rate (all replicas, summed " +
                 "over the brokers)", c.threads(sizing)) : ""));
@@ -369,15 +379,24 @@ final class Report {
             m.put("today", t);
             m.put("batch_gains", batchGains());
         }
-        Result coldSource = ColdCapacity.source(today, advice.ranked);
-        List<Object> cold = new ArrayList<>();
-        for (ColdCapacity c : ColdCapacity.plan(coldSource, advice.ranked))
-            cold.add(c.json(sizing));
         if (!cold.isEmpty()) {
+            Result source = cold.get(0).source;
+            List<Object> targets = new ArrayList<>();
+            for (ColdCapacity c : cold)
+                targets.add(c.json(sizing));
             Map<String, Object> c = new LinkedHashMap<>();
-            c.put("source", coldSource.setting.label());
-            c.put("source_batch", coldSource.batchLabel());
-            c.put("targets", cold);
+            c.put("source", source.setting.label());
+            c.put("source_batch", source.batchLabel());
+            c.put("recompression_batch_bytes", recompressionBatchBytes);
+            c.put("merged_batch_bytes", mergedBatchBytes > 0 ? mergedBatchBytes : null);
+            // what the targets' figures are computed from, on the source's side
+            c.put("source_uncompressed_bytes_per_batch", source.uncompressedBatchBytes);
+            c.put("source_records", source.records);
+            c.put("source_uncompressed_bytes", source.uncompressedBytes);
+            c.put("source_compressed_bytes", source.compressedBytes);
+            c.put("source_size_ratio", source.ratio());
+            c.put("source_decompress_mb_per_s", source.decompressMBps());
+            c.put("targets", targets);
             m.put("cold_recompression", c);
         }
         if (live != null)
