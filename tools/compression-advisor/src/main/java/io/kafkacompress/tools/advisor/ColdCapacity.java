@@ -38,10 +38,11 @@ import java.util.function.Function;
  * the source's batches already hold that much, it rewrites batch by batch). So a thread spends, per uncompressed
  * byte, the source codec's decompression measured at the source's batches plus the target's compression measured at
  * the batches it writes, the merged batch size or the source's; the target's size is measured at those batches too.
- * Targets are chosen by their size at the source's batches (the ranked results), not by their merged size.
+ * Targets are chosen by their size at the source's batches (the ranked results: the same ones with or without
+ * merging) and listed by the bytes they store, the smallest first.
  */
 final class ColdCapacity {
-    /** The most targets listed, the smallest first. */
+    /** The most targets listed. */
     static final int MAX_TARGETS = 8;
 
     final Result source;
@@ -83,14 +84,15 @@ final class ColdCapacity {
     }
 
     /**
-     * The plan: each target at the batches the cleaner writes, {@code measureMerged} measuring a target's setting at
-     * {@code mergedBatchBytes} (not called when it is 0).
+     * The plan, the smallest stored fraction first: each target at the batches the cleaner writes,
+     * {@code measureMerged} measuring a target's setting at {@code mergedBatchBytes} (not called when it is 0).
      */
     static List<ColdCapacity> plan(Result source, List<Result> targets, int mergedBatchBytes,
                                    Function<Setting, Result> measureMerged) {
         List<ColdCapacity> plan = new ArrayList<>();
         for (Result t : targets)
             plan.add(new ColdCapacity(source, t, mergedBatchBytes > 0 ? measureMerged.apply(t.setting) : t));
+        plan.sort(Comparator.comparingDouble(ColdCapacity::storedFraction));
         return plan;
     }
 
