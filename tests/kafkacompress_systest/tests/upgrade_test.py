@@ -509,7 +509,7 @@ class UpgradeTest(Test):
         clients. 4.3.2 runs in CI; 4.4.0 only with KC_SYSTEST_FULL=1."""
         self.setup_run()
         stock = NEWEST[target]
-        skipped = target != "4.3.2" and full_only("the roll of ours onto stock %s" % target, 5,
+        skipped = target != "4.3.2" and full_only("the roll of ours onto stock %s" % target, 4,
                                                   "CI runs the same roll onto 4.3.2")
         if skipped:
             return skipped
@@ -551,7 +551,7 @@ class UpgradeTest(Test):
         in place (eight restarts); every acknowledged record read back by three clients. KC_SYSTEST_FULL=1 only."""
         self.setup_run()
         stock = NEWEST["4.3.2"]
-        skipped = full_only("the roll of a stock 4.3.2 cluster onto ours and back", 9,
+        skipped = full_only("the roll of a stock 4.3.2 cluster onto ours and back", 7,
                             "CI runs the roll of ours onto 4.3.2")
         if skipped:
             return skipped
