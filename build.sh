@@ -89,6 +89,8 @@ Subcommands:
                    (maintainers, after changing the pinned release or a plugin)
   lock --python    re-record requirements.txt's hashes (after changing a pin)
   lock --checkstyle  re-record tools/checkstyle/artifacts.sha256 (after changing its version)
+  lock --newest    re-record upstream/newest-upstream-libs.sha256: the jars of stock Apache Kafka
+                   $NEWEST_RELEASES that the upgrade system test's nodes run (test-only)
   clean            remove build/ (kafka/ is kept; remove it by hand to re-materialize)
   -h, --help       this help; SUBCOMMAND --help: that subcommand's (builds nothing)
 
@@ -310,6 +312,58 @@ verify_upstream() {
     grep -qx "version=$KAFKA_VERSION" <<<"$props" \
         || die "kafka-clients-$KAFKA_VERSION.jar reports another version: $props"
     log "upstream artifacts verified: $(wc -l < "$LOCK") files match $LOCK, commit $COMMIT_ID"
+}
+
+# The newest upstream releases as stock test nodes run them (the upgrade test rolls onto them): for each release
+# V, upstream/newest/V/pom.xml copies the runtime closure of its broker and tools into build/newest-upstream/V/libs/,
+# checked against $NEWEST_LOCK. Test-only: mounted into the system-test nodes, never shipped.
+NEWEST_RELEASES="4.3.2 4.4.0"
+NEWEST_LOCK="$ROOT/upstream/newest-upstream-libs.sha256"
+NEWEST_OUT="$BUILD/newest-upstream"
+newest_stamp() {
+    { for v in $NEWEST_RELEASES; do cat "$ROOT/upstream/newest/$v/pom.xml"; done; cat "$NEWEST_LOCK" 2>/dev/null; } \
+        | sha256sum | cut -c1-16
+}
+fetch_newest_upstream_mvn() {
+    local v
+    for v in $NEWEST_RELEASES; do
+        rm -rf "${NEWEST_OUT:?}/$v/libs"
+        mvn_q -f "upstream/newest/$v/pom.xml" package || die "Maven could not fetch Apache Kafka $v's jars"
+    done
+}
+verify_newest_upstream() {
+    [[ -f "$NEWEST_LOCK" ]] || die "no lock file $NEWEST_LOCK (run ./build.sh lock --newest to record one)"
+    local v props
+    lock_lists_same "$NEWEST_LOCK" "$(cd "$NEWEST_OUT" && for v in $NEWEST_RELEASES; do find "$v/libs" -name '*.jar'; done | sort)" \
+        "the newest releases' jars Maven fetched are not the ones $NEWEST_LOCK lists (see the diff above)"
+    (cd "$NEWEST_OUT" && sha256sum --quiet -c "$NEWEST_LOCK" >&2) \
+        || die "SHA-256 mismatch against $NEWEST_LOCK: refusing to run unverified upstream jars"
+    for v in $NEWEST_RELEASES; do
+        props="$(unzip -p "$NEWEST_OUT/$v/libs/kafka-clients-$v.jar" kafka/kafka-version.properties)"
+        grep -qx "version=$v" <<<"$props" || die "kafka-clients-$v.jar reports another version: $props"
+    done
+    log "newest upstream releases verified: $(wc -l < "$NEWEST_LOCK") jars of $NEWEST_RELEASES match $NEWEST_LOCK"
+}
+fetch_newest_upstream() {
+    local stamp
+    stamp="$(newest_stamp)"
+    # fetched when the poms or the lock changed; the jars' SHA-256 are checked every time (a second, before each run)
+    if [[ ! -f "$NEWEST_OUT/.libs-stamp" || "$(cat "$NEWEST_OUT/.libs-stamp")" != "$stamp" ]]; then
+        verify_plugins
+        mkdir -p "$NEWEST_OUT"
+        timed "fetching Apache Kafka $NEWEST_RELEASES (test nodes' jars) with Maven" fetch_newest_upstream_mvn
+    fi
+    verify_newest_upstream
+    echo "$stamp" > "$NEWEST_OUT/.libs-stamp"
+}
+cmd_lock_newest() {
+    verify_plugins
+    mkdir -p "$NEWEST_OUT"
+    fetch_newest_upstream_mvn
+    (cd "$NEWEST_OUT" && for v in $NEWEST_RELEASES; do find "$v/libs" -name '*.jar'; done | sort | xargs sha256sum) > "$NEWEST_LOCK"
+    log "recorded $(wc -l < "$NEWEST_LOCK") jars in $NEWEST_LOCK"
+    verify_newest_upstream
+    newest_stamp > "$NEWEST_OUT/.libs-stamp"
 }
 
 # maven_local_repo: Maven's local repository (-Dmaven.repo.local in MAVEN_OPTS or .mvn/maven.config,
@@ -1066,6 +1120,7 @@ main() {
         lock) case "${1:-}" in
                   --python) cmd_lock_python ;;
                   --checkstyle) cmd_lock_checkstyle ;;
+                  --newest) cmd_lock_newest ;;
                   *) cmd_lock ;;
               esac ;;
         checkstyle) cmd_checkstyle "$@" ;;
@@ -1077,8 +1132,10 @@ main() {
             [[ -f "$script" ]] || die "$sub: not available in this checkout ($script is missing)"
             cmd_build
             [[ $sub == image ]] || ensure_venv
+            [[ $sub == systest ]] && fetch_newest_upstream     # stock 4.3.2 and 4.4.0 for the upgrade test's nodes
             export KC_ROOT="$ROOT" KC_DIST="$DIST" KC_BUILD="$BUILD" KC_DIST_VERSION="$DIST_VERSION" \
-                KC_KAFKA_VERSION="$KAFKA_VERSION" KC_COMMIT_ID="$COMMIT_ID" KC_UPSTREAM="$UPSTREAM_OUT"
+                KC_KAFKA_VERSION="$KAFKA_VERSION" KC_COMMIT_ID="$COMMIT_ID" KC_UPSTREAM="$UPSTREAM_OUT" \
+                KC_NEWEST_UPSTREAM="$NEWEST_OUT"
             exec bash "$script" "$@" ;;
         *) usage >&2; die "unknown subcommand: $sub" ;;
     esac

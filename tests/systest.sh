@@ -28,6 +28,10 @@ KC_BUILD="${KC_BUILD:-$KC_ROOT/build}"
 KC_DIST_VERSION="${KC_DIST_VERSION:-$(pom_prop revision)$(pom_prop changelist)}"
 KC_DIST="${KC_DIST:-$KC_BUILD/dist/kafka_$(pom_prop kafka.scala.version)-$KC_DIST_VERSION}"
 KC_UPSTREAM="${KC_UPSTREAM:-$KC_BUILD/upstream}"
+# stock Apache Kafka 4.3.2 and 4.4.0 (build.sh's fetch_newest_upstream, checked against
+# upstream/newest-upstream-libs.sha256; test-only): the upgrade test rolls onto them
+KC_NEWEST_UPSTREAM="${KC_NEWEST_UPSTREAM:-$KC_BUILD/newest-upstream}"
+NEWEST_RELEASES="4.3.2 4.4.0"
 IMAGE="${KC_SYSTEST_IMAGE:-localhost/kafka-compress-node:$KC_DIST_VERSION}"
 NODES="${KC_SYSTEST_NODES:-5}"
 TIMEOUT="${KC_SYSTEST_TIMEOUT:-2100}"
@@ -116,6 +120,11 @@ engine network create "$NET" >/dev/null
 NET_CREATED=1
 mounts=(-v "$MNT:/opt/systest:ro" -v "$KC_UPSTREAM/libs:/opt/kafka-stock/libs:ro"
         -v "$RUN_DIR/tiered-storage:/mnt/tiered-storage")
+for v in $NEWEST_RELEASES; do
+    [[ -f "$KC_NEWEST_UPSTREAM/$v/libs/kafka_2.13-$v.jar" ]] \
+        || die "no stock Apache Kafka $v jars in $KC_NEWEST_UPSTREAM/$v/libs (run this through ./build.sh systest)"
+    mounts+=(-v "$KC_NEWEST_UPSTREAM/$v/libs:/opt/kafka-stock-$v/libs:ro")
+done
 [[ "${KC_SYSTEST_MOUNT_DIST:-0}" == 1 ]] && mounts+=(-v "$KC_DIST:/opt/kafka:ro")
 for i in $(seq 1 "$NODES"); do
     c="$NAME-$i"

@@ -1,5 +1,5 @@
 """Producer and verifying consumer services: java/SysTestClient.java with our or the stock 4.3.1 client
-jars ("ours", "stock"), or its Python twin python/systest_client.py with librdkafka ("confluent-kafka")
+jars ("ours", "stock"; stock 4.3.2's or 4.4.0's: "stock-4.3.2", "stock-4.4.0"), or its Python twin python/systest_client.py with librdkafka ("confluent-kafka")
 or "kafka-python"; same arguments, ack files and JSON summaries."""
 
 import json
@@ -11,9 +11,10 @@ from ducktape.cluster.cluster_spec import ClusterSpec
 from ducktape.services.service import Service
 from ducktape.utils.util import wait_until
 
-from .paths import CLIENT_JAR, KAFKA_HOME, PAYLOAD, PY_CLIENT, PY_CLIENTS_PYTHON, STOCK_LIBS, WORK
+from .paths import CLIENT_JAR, KAFKA_HOME, NEWEST_STOCK_LIBS, PAYLOAD, PY_CLIENT, PY_CLIENTS_PYTHON, STOCK_LIBS, WORK
 
 CLIENT_LIBS = {"ours": KAFKA_HOME + "/libs/*", "stock": STOCK_LIBS + "/*"}
+CLIENT_LIBS.update(("stock-" + r, libs + "/*") for r, libs in NEWEST_STOCK_LIBS.items())
 PY_CLIENTS = ("confluent-kafka", "kafka-python")
 
 

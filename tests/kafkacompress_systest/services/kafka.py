@@ -1,7 +1,8 @@
 """A KRaft Kafka cluster: N combined (broker+controller) nodes of our distribution (the default), or, with
 controllers=C, C controller-only nodes and N-C broker-only nodes; each node on our distribution ("ours") or on
 stock Apache Kafka 4.3.1 ("stock": upstream's jars, mounted at /opt/kafka-stock/libs, with the same bin/ scripts
-and config/), and restartable on the other."""
+and config/), or on stock 4.3.2 or 4.4.0 ("stock-4.3.2", "stock-4.4.0": their jars mounted at
+/opt/kafka-stock-<release>/libs, the same way), and restartable on another."""
 
 import base64
 import re
@@ -11,12 +12,21 @@ import uuid
 from ducktape.services.service import Service
 from ducktape.utils.util import wait_until
 
-from .paths import KAFKA_HOME, STOCK_LIBS, WORK
+from .paths import KAFKA_HOME, NEWEST_STOCK_LIBS, STOCK_LIBS, WORK
 
 PORT = 9092
 CONTROLLER_PORT = 9093
 JMX_PORT = 9999
-VERSIONS = ("ours", "stock")
+VERSIONS = ("ours", "stock", "stock-4.3.2", "stock-4.4.0")
+# each stock version: the Apache Kafka release it runs (its "Kafka version:" line) and where its jars are mounted
+STOCK_RELEASES = {"stock": ("4.3.1", STOCK_LIBS),
+                  "stock-4.3.2": ("4.3.2", NEWEST_STOCK_LIBS["4.3.2"]),
+                  "stock-4.4.0": ("4.4.0", NEWEST_STOCK_LIBS["4.4.0"])}
+
+
+def release(version):
+    """The Apache Kafka release a stock version runs ("4.3.1", "4.3.2", "4.4.0"); None for ours."""
+    return STOCK_RELEASES[version][0] if version != "ours" else None
 
 
 class KafkaService(Service):
@@ -25,6 +35,9 @@ class KafkaService(Service):
     CONFIG = WORK + "/server.properties"
     STDOUT = WORK + "/stdout.log"
     STOCK_HOME = WORK + "/stock-home"     # bin/ and config/ copied from /opt/kafka, libs/ -> the stock jars
+    # the same for 4.3.2 and 4.4.0: one home each, libs/ -> that release's jars
+    STOCK_HOMES = {"stock": STOCK_HOME, "stock-4.3.2": WORK + "/stock-4.3.2-home",
+                   "stock-4.4.0": WORK + "/stock-4.4.0-home"}
 
     logs = {
         "kafka_server_log": {"path": LOGS + "/server.log", "collect_default": True},
@@ -35,7 +48,7 @@ class KafkaService(Service):
     def __init__(self, context, num_nodes=3, server_props=None, heap_mb=320, start_timeout=90, controllers=0,
                  version="ours"):
         """controllers=0: every node is broker and controller; controllers=C: nodes 1..C are controllers only, the
-        others brokers only. version: what every node runs at first, "ours" or "stock" (set_version changes a node's)."""
+        others brokers only. version: what every node runs at first, one of VERSIONS (set_version changes a node's)."""
         super(KafkaService, self).__init__(context, num_nodes)
         assert 0 <= controllers < num_nodes or (controllers == 0 and num_nodes > 0), "need a broker"
         assert version in VERSIONS, version
@@ -71,7 +84,7 @@ class KafkaService(Service):
         self.versions[self.idx(node)] = version
 
     def home(self, node):
-        return KAFKA_HOME if self.version(node) == "ours" else self.STOCK_HOME
+        return KAFKA_HOME if self.version(node) == "ours" else self.STOCK_HOMES[self.version(node)]
 
     @staticmethod
     def random_cluster_id():
@@ -137,11 +150,13 @@ class KafkaService(Service):
 
     def start_node(self, node, wait=True, expect_failure=False):
         node.account.ssh("mkdir -p %s %s" % (self.DATA, self.LOGS))
-        if self.version(node) == "stock":
-            # stock Apache Kafka 4.3.1: upstream's jars (checked against upstream/artifacts.sha256 by build.sh) with
-            # the same scripts and log4j configuration; kafka-run-class.sh takes its classpath from $base_dir/libs
+        if self.version(node) != "ours":
+            # stock Apache Kafka 4.3.1 (4.3.2, 4.4.0): upstream's jars (checked against upstream/artifacts.sha256,
+            # upstream/newest-upstream-libs.sha256 by build.sh) with the same scripts and log4j configuration;
+            # kafka-run-class.sh takes its classpath from $base_dir/libs
+            rel, libs = STOCK_RELEASES[self.version(node)]
             node.account.ssh("rm -rf {h} && mkdir -p {h} && cp -r {k}/bin {k}/config {h}/ && ln -s {s} {h}/libs && "
-                             "test -f {s}/kafka_2.13-4.3.1.jar".format(h=self.STOCK_HOME, k=KAFKA_HOME, s=STOCK_LIBS))
+                             "test -f {s}/kafka_2.13-{r}.jar".format(h=self.home(node), k=KAFKA_HOME, s=libs, r=rel))
         home = self.home(node)
         node.account.create_file(self.CONFIG, self.properties(node))
         # format (first start only) and start in the background, so that nodes start in parallel

@@ -2,6 +2,8 @@
 
 KAFKA_HOME = "/opt/kafka"                 # the distribution, baked into the test-node image
 STOCK_LIBS = "/opt/kafka-stock/libs"      # stock Apache Kafka 4.3.1 jars (mounted read-only)
+# stock Apache Kafka 4.3.2 and 4.4.0 jars (build/newest-upstream/<release>/libs, mounted read-only; test-only)
+NEWEST_STOCK_LIBS = {"4.3.2": "/opt/kafka-stock-4.3.2/libs", "4.4.0": "/opt/kafka-stock-4.4.0/libs"}
 TOOLS = "/opt/systest"                    # systest-client.jar and payload data (mounted read-only)
 CLIENT_JAR = TOOLS + "/systest-client.jar"
 PY_CLIENT = TOOLS + "/systest_client.py"      # python/systest_client.py (confluent-kafka, kafka-python)

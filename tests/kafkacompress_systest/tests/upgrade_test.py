@@ -27,7 +27,14 @@ and their messages; stock brokers applying the topic's other settings and naming
 starting with the provider keys in server.properties without a line about them; a stock controller over our settings
 accepting another setting's --alter and answering --delete-config of ours as done while --describe (stock brokers)
 lists none of ours; (full) our brokers applying every setting again, the deleted one included, once forward again.
-What the nodes said is also returned in the report."""
+What the nodes said is also returned in the report.
+
+The newest upstream releases (docs/upgrading.md, "Moving on to Apache Kafka 4.3.2 or 4.4.0"), on the same cluster,
+load and verification, stock nodes on that release's jars (/opt/kafka-stock-<release>/libs):
+test_roll_onto_newest_upstream rolls a cluster of ours with our features on onto stock 4.3.2 (CI) or 4.4.0
+(KC_SYSTEST_FULL=1), brokers first; test_newest_upstream_to_ours_and_back (KC_SYSTEST_FULL=1) a stock 4.3.2 cluster
+onto ours and back. Before brokers leave ours, recompression.batch.bytes=0: a stock follower cannot take a batch
+its leader of ours merged around its log end."""
 
 import os
 import re
@@ -39,7 +46,7 @@ from ducktape.tests.test import Test
 from ducktape.utils.util import wait_until
 
 from ..services.clients import ProducerService, VerifyingConsumer
-from ..services.kafka import KafkaService
+from ..services.kafka import KafkaService, release
 from .common import full_only, has_provider_framework, table, timed
 
 TOPIC = "rolling"        # delete policy, 3 partitions, RF 3, min.insync.replicas 2: Java + librdkafka producers
@@ -64,6 +71,14 @@ NOTICE = re.compile(r"compression\.gzip\.provider|compaction\.compression\.type|
                     r"max\.decompressed\.message\.bytes|"
                     r"[Uu]nknown (topic )?config|were supplied but|not a known config")
 VERSION = re.compile(r"Kafka version: (\S+)")
+# the newest upstream releases users who leave us go to (docs/upgrading.md): the version a node runs them as
+NEWEST = {"4.3.2": "stock-4.3.2", "4.4.0": "stock-4.4.0"}
+# of our topic settings, those 4.3.2 and 4.4.0 do not know (max.decompressed.message.bytes they define themselves,
+# as ours does, and log among their own settings)
+NEWEST_UNKNOWN = ("compaction.compression.type", "recompression.lag.ms", "recompression.batch.bytes")
+NOTICE_NEWEST = re.compile(r"compression\.gzip\.provider|compaction\.compression\.type|recompression\.lag\.ms|"
+                           r"recompression\.batch\.bytes|"
+                           r"[Uu]nknown (topic )?config|were supplied but|not a known config")
 
 
 class UpgradeTest(Test):
@@ -88,8 +103,8 @@ class UpgradeTest(Test):
             kafka.restart_node(node, version=version)
             out = kafka.output_since_last_start(node)
             m = VERSION.search(out)
-            want = "4.3.1" if version == "stock" else "4.3.1-"
-            assert m and (m.group(1) == "4.3.1" if version == "stock" else m.group(1).startswith(want)), \
+            want = release(version)
+            assert m and (m.group(1) == want if want else m.group(1).startswith("4.3.1-")), \
                 "%s %d: not running %s: %s" % (role, kafka.idx(node), version, m and m.group(0))
             if kafka.is_broker(node):
                 kafka.wait_in_sync(timeout=180)
@@ -99,7 +114,7 @@ class UpgradeTest(Test):
                 kafka.wait_for_cluster(timeout=120)
         self.note("%s %d on %s (%s)%s" % (role, kafka.idx(node), version, m.group(1),
                                           " with the provider" if props and PROVIDER.items() <= props.items() else ""))
-        if version == "stock" and kafka.is_broker(node) and "compression.gzip.provider" in kafka.node_props.get(
+        if version != "ours" and kafka.is_broker(node) and "compression.gzip.provider" in kafka.node_props.get(
                 kafka.idx(node), {}):
             # our broker setting left in server.properties: the stock broker starts and serves (checked by the
             # caller's verifications); whatever it logs about the key is collected below
@@ -108,14 +123,15 @@ class UpgradeTest(Test):
             assert "compression.gzip.provider=" in cfg, cfg
             assert "Compression provider for gzip" not in out, "a stock broker loaded a provider?"
             mentions = [l for l in out.splitlines() if "compression.gzip.provider" in l]
-            self.messages.setdefault("stock broker: server.properties with compression.gzip.provider", [
+            self.messages.setdefault("%s broker: server.properties with compression.gzip.provider" % version, [
                 "started; %d lines of its output name the key%s" % (
                     len(mentions), (": " + mentions[0].strip()[:300]) if mentions else "")])
             # docs/upgrading.md: ignored, silently; no line of its output names the keys
             assert not mentions, "stock broker %d names the provider key: %s" % (kafka.idx(node), mentions[0][:300])
         notices = []
-        for line in out.splitlines() if version == "stock" else []:
-            if NOTICE.search(line) and "Kafka version" not in line:
+        notice = NOTICE if version == "stock" else NOTICE_NEWEST
+        for line in out.splitlines() if version != "ours" else []:
+            if notice.search(line) and "Kafka version" not in line:
                 key = "%s %s" % (version, role)
                 msg = re.sub(r"^\[[^\]]*\]\s*", "", line.strip())[:400]
                 notices.append(msg)
@@ -380,3 +396,216 @@ class UpgradeTest(Test):
             ", ".join("p%d -> %s" % (p, r) for (_, p), r in sorted(plan.items()))))
         for (_, p), r in plan.items():
             assert re.search(r"Partition: %d\s+Leader: \S+\s+Replicas: %s\b" % (p, ",".join(map(str, r))), after), after
+
+    # ---------------------------------------------------------------- the newest upstream releases
+    def make_load(self, kafka):
+        """The three producers of the roll (TOPIC: Java and librdkafka; KEYED: Java with keys) and the verifying
+        consumer, all on one node of their own."""
+        self.java = ProducerService(self.test_context, kafka, TOPIC, max_records=10 ** 7, throughput=RATE,
+                                    name="java", until_file=True)
+        node = self.java.nodes[0]
+        self.rdkafka = ProducerService(self.test_context, kafka, TOPIC, max_records=10 ** 7, throughput=RATE,
+                                       name="rdkafka", until_file=True, node=node, client="confluent-kafka",
+                                       configs={"enable.idempotence": "true", "compression.type": "lz4",
+                                                "linger.ms": 20})
+        self.keyed = ProducerService(self.test_context, kafka, KEYED, max_records=10 ** 7, throughput=KEYED_RATE,
+                                     name="keyed", until_file=True, node=node, keys=300,
+                                     configs={"enable.idempotence": "true", "compression.type": "zstd",
+                                              "linger.ms": 20})
+        consumer = VerifyingConsumer(self.test_context, kafka, node=node)
+        consumer.start_node(node)
+        self.acked = {}
+        return node, consumer
+
+    def wait_recompressed(self, kafka, brokers):
+        """Until cold recompression has rewritten a segment of TOPIC on each of the brokers (ours)."""
+        def recompressed():
+            # grep -c prints 0 and exits 1 when nothing matched yet: a count, not a failure
+            return [b for b in brokers if kafka.ssh_out(b, "cat %s/log-cleaner.log* %s/server.log* 2>/dev/null | "
+                                                        "grep -c 'Recompressed segment .* of log %s-' || true"
+                                                        % (kafka.LOGS, kafka.LOGS, TOPIC)).strip() not in ("", "0")]
+        with timed(self.times, "features on"):
+            wait_until(lambda: len(recompressed()) == len(brokers), timeout_sec=120, backoff_sec=4,
+                       err_msg=lambda: "cold recompression did not run on every broker of ours: %s" % recompressed())
+        self.note("cold recompression to zstd ran on brokers %s" % [kafka.idx(b) for b in brokers])
+
+    def roll_off_ours(self, kafka, stock):
+        """Every node from ours onto a stock release, brokers first, then the controller (as a roll back: our
+        topic settings stay in the metadata, the provider keys in the brokers' server.properties); then what a
+        cluster of that release does with our settings, asserted: a stock controller refuses ours, accepts the
+        settings the release defines (max.decompressed.message.bytes among them) beside ours, and its brokers
+        apply those and name ours nowhere."""
+        rel = release(stock)
+        # first, while the controller runs ours: no more merging of batches. A stock follower that comes back with
+        # its log end inside a batch its leader of ours merged since (recompression.batch.bytes: a closed segment
+        # rewritten while the follower was down or a fetch behind) gets a batch that starts below its log end,
+        # and stops replicating the partition (UnexpectedAppendOffsetException, "Partition ... marked as failed":
+        # seen on 4.3.2 with recompression.lag.ms=0). Recompression itself keeps every batch's offsets: it goes on.
+        ok, msg = self.try_config(kafka, TOPIC, {"recompression.batch.bytes": 0},
+                                  "our controller, recompression.batch.bytes=0 on %s before the roll" % TOPIC)
+        assert ok, msg
+        # segments close every segment.ms (8 s): two of them, so that every follower's log end is past the last
+        # segment merged
+        time.sleep(2 * TOPIC_CONFIGS["segment.ms"] / 1000.0 + 2)
+        for b in kafka.brokers[::-1]:
+            self.roll(kafka, b, stock)
+        self.roll(kafka, kafka.controllers[0], stock)
+        ok, msg = self.try_config(kafka, KEYED, {"compaction.compression.type": "lz4"},
+                                  "stock %s controller, alter %s" % (rel, KEYED))
+        self.messages["%s controller: kafka-configs.sh --alter compaction.compression.type" % stock] = [msg]
+        assert not ok, "a stock %s controller accepted compaction.compression.type" % rel
+        assert "Unknown topic config name: compaction.compression.type" in msg, msg
+        # the release's own settings beside ours in the metadata: accepted, and applied by its brokers
+        new = {"max.decompressed.message.bytes": 2000000, "retention.ms": 86400000}
+        ok, msg = self.try_config(kafka, TOPIC, new, "stock %s controller, our settings present, alter %s" % (
+            rel, ", ".join(sorted(new))))
+        self.messages["%s controller: alter max.decompressed.message.bytes, retention.ms with ours present" % stock] = [
+            "accepted" if ok else msg]
+        assert ok, "a stock %s controller refused max.decompressed.message.bytes or retention.ms: %s" % (rel, msg)
+
+        def updated(b):
+            return ([l for l in kafka.output_since_last_start(b).splitlines()
+                     if "Updating topic %s with new configuration" % TOPIC in l] or [""])[-1]
+        wait_until(lambda: all("max.decompressed.message.bytes -> 2000000" in updated(b) for b in kafka.brokers),
+                   timeout_sec=30, backoff_sec=2,
+                   err_msg=lambda: "stock %s brokers did not apply the bound: %s" % (rel, updated(kafka.brokers[0])))
+        for b in kafka.brokers:
+            line = updated(b)
+            assert "retention.ms -> 86400000" in line and "compression.gzip.level -> 9" in line and \
+                "compression.type -> gzip" in line and not any(k in line for k in NEWEST_UNKNOWN), \
+                "stock %s broker %d: %s" % (rel, kafka.idx(b), line)
+            said = [l for l in kafka.output_since_last_start(b).splitlines()
+                    if any(k in l for k in NEWEST_UNKNOWN + ("compression.gzip.provider",))]
+            assert not said, "stock %s broker %d names our settings: %s" % (rel, kafka.idx(b), said[0][:400])
+        self.messages["%s broker: topic configs, ours among them" % stock] = [
+            re.sub(r"^\[[^\]]*\]\s*", "", updated(kafka.brokers[0]))[:400]]
+        desc = kafka.describe_topic_config(TOPIC)
+        listed = [k for k in OUR_KEYS[1:] if k + "=" in desc]
+        self.note("stock %s: kafka-configs.sh --describe %s lists %s" % (rel, TOPIC, listed))
+        self.messages["%s: describe %s" % (stock, TOPIC)] = ["lists %s" % listed]
+        assert listed == ["max.decompressed.message.bytes"], "stock %s --describe lists %s: %s" % (rel, listed, desc)
+
+    def verify_all(self, consumer, stock):
+        """Step 7: every acknowledged record once, at its offset, read by our client (with the provider), the stock
+        release's Java client and librdkafka."""
+        for c, cfg in (("ours", PROVIDER), (stock, None), ("confluent-kafka", None)):
+            self.verify(consumer, c, configs=cfg, what=" at the end")
+
+    def report(self):
+        rows = [[k, m] for k, ms in sorted(self.messages.items()) for m in ms]
+        t = table(["who", "what it said"], rows or [["-", "-"]])
+        t += "\n\nacknowledged: %s\n" % self.acked + "\n".join(self.events)
+        self.logger.info("\n%s", t)
+        return {"table": t, "times": self.times, "acked": self.acked, "messages": self.messages}
+
+    @cluster(num_nodes=5)
+    @parametrize(target="4.3.2")
+    @parametrize(target="4.4.0")
+    def test_roll_onto_newest_upstream(self, target):
+        """A cluster of ours (one controller, three brokers with the native-gzip provider) with our features on
+        (gzip level 9, cold recompression and compaction recompression to zstd, the bound), under the load of our
+        Java producer with the provider, librdkafka and a keyed producer, rolled node by node onto stock TARGET
+        (brokers first, then the controller; four restarts), then every acknowledged record read back by three
+        clients. 4.3.2 runs in CI; 4.4.0 only with KC_SYSTEST_FULL=1."""
+        self.setup_run()
+        stock = NEWEST[target]
+        skipped = target != "4.3.2" and full_only("the roll of ours onto stock %s" % target, 4,
+                                                  "CI runs the same roll onto 4.3.2")
+        if skipped:
+            return skipped
+        with timed(self.times, "start cluster"):
+            kafka = KafkaService(self.test_context, 4, controllers=1, version="ours")
+            controller = kafka.controllers[0]
+            if not has_provider_framework(controller):
+                return {"skipped": "provider framework (KIP-1121) not in this build"}
+            for b in kafka.brokers:
+                kafka.node_props[kafka.idx(b)] = dict(PROVIDER)
+            kafka.start()
+        for n in kafka.nodes:
+            m = VERSION.search(kafka.output_since_last_start(n))
+            assert m and m.group(1).startswith("4.3.1-"), "%s: not ours: %s" % (n.account.hostname, m and m.group(0))
+            if kafka.is_broker(n):
+                assert "Compression provider for gzip" in kafka.output_since_last_start(n), \
+                    "broker %d does not name the gzip provider" % kafka.idx(n)
+        self.note("cluster of ours: controller %d, brokers %s with the provider" % (
+            kafka.idx(controller), [kafka.idx(b) for b in kafka.brokers]))
+        kafka.create_topics([(TOPIC, 3, 3, dict(TOPIC_CONFIGS, **TOPIC_FEATURES)),
+                             (KEYED, 2, 2, dict(KEYED_CONFIGS, **KEYED_FEATURES))])
+        node, consumer = self.make_load(kafka)
+        java_ours = {"enable.idempotence": "true", "compression.type": "gzip", "linger.ms": 20,
+                     "retries": 2147483647}
+        java_ours.update(PROVIDER)
+        self.start_load(kafka, node, 1, "ours", java_ours)
+        self.wait_recompressed(kafka, kafka.brokers)
+        with timed(self.times, "roll onto %s" % target):
+            self.roll_off_ours(kafka, stock)
+        self.stop_load()
+        self.verify_all(consumer, stock)
+        return self.report()
+
+    @cluster(num_nodes=5)
+    def test_newest_upstream_to_ours_and_back(self):
+        """A stock 4.3.2 cluster (one controller, three brokers) under the load of 4.3.2's Java producer,
+        librdkafka and a keyed producer, rolled onto ours (controller first, each broker with the provider), our
+        features on, our Java producer with the provider; then back onto 4.3.2, brokers first, every setting left
+        in place (eight restarts); every acknowledged record read back by three clients. KC_SYSTEST_FULL=1 only."""
+        self.setup_run()
+        stock = NEWEST["4.3.2"]
+        skipped = full_only("the roll of a stock 4.3.2 cluster onto ours and back", 7,
+                            "CI runs the roll of ours onto 4.3.2")
+        if skipped:
+            return skipped
+        with timed(self.times, "start cluster"):
+            kafka = KafkaService(self.test_context, 4, controllers=1, version=stock)
+            controller, brokers = kafka.controllers[0], kafka.brokers
+            if not has_provider_framework(controller):
+                return {"skipped": "provider framework (KIP-1121) not in this build"}
+            kafka.start()
+        for n in kafka.nodes:
+            m = VERSION.search(kafka.output_since_last_start(n))
+            assert m and m.group(1) == "4.3.2", "%s: not stock 4.3.2: %s" % (n.account.hostname, m and m.group(0))
+        self.note("stock 4.3.2 cluster: controller %d, brokers %s" % (
+            kafka.idx(controller), [kafka.idx(b) for b in brokers]))
+        # 4.3.2 defines the bound: its controller takes it on create; ours it refuses
+        kafka.create_topics([(TOPIC, 3, 3, dict(TOPIC_CONFIGS, **{"max.decompressed.message.bytes": 1000000})),
+                             (KEYED, 2, 2, KEYED_CONFIGS)])
+        self.note("stock 4.3.2 controller: %s created with max.decompressed.message.bytes=1000000" % TOPIC)
+        ok, refused = self.try_config(kafka, KEYED, KEYED_FEATURES, "stock 4.3.2 controller, alter %s" % KEYED)
+        assert not ok, "a stock 4.3.2 controller accepted compaction.compression.type"
+        assert "Unknown topic config name: compaction.compression.type" in refused, refused
+        self.messages["%s controller: kafka-configs.sh --alter" % stock] = [refused]
+        node, consumer = self.make_load(kafka)
+        java_stock = {"enable.idempotence": "true", "compression.type": "gzip", "linger.ms": 20,
+                      "retries": 2147483647}
+        self.start_load(kafka, node, 1, stock, java_stock)
+        time.sleep(5)
+        with timed(self.times, "roll forward"):
+            self.roll(kafka, controller, "ours")
+            ok, msg = self.try_config(kafka, KEYED, KEYED_FEATURES, "our controller, 4.3.2 brokers, alter %s" % KEYED)
+            assert ok, "our controller refused compaction.compression.type: %s" % msg
+            time.sleep(3)
+            for b in brokers:
+                line = ([l for l in kafka.output_since_last_start(b).splitlines()
+                         if "Updating topic %s with new configuration" % KEYED in l] or [""])[-1]
+                assert "cleanup.policy -> compact" in line and "compaction.compression.type" not in line, \
+                    "stock 4.3.2 broker %d: %s" % (kafka.idx(b), line)
+            self.messages["%s broker: topic config it does not know" % stock] = [
+                re.sub(r"^\[[^\]]*\]\s*", "", line)[:400]]
+            for b in brokers:
+                self.roll(kafka, b, "ours", props=dict(PROVIDER))
+                assert "Compression provider for gzip" in kafka.output_since_last_start(b), \
+                    "broker %d does not name the gzip provider" % kafka.idx(b)
+        ok, msg = self.try_config(kafka, TOPIC, TOPIC_FEATURES, "our controller, alter %s" % TOPIC)
+        assert ok, msg
+        self.stop_load()
+        java_ours = dict(java_stock, **PROVIDER)
+        self.start_load(kafka, node, 2, "ours", java_ours)
+        self.wait_recompressed(kafka, brokers)
+        self.stop_load()
+        self.verify(consumer, "ours", configs=PROVIDER, what=" on our cluster")
+        self.start_load(kafka, node, 3, "ours", java_ours)
+        with timed(self.times, "roll back onto 4.3.2"):
+            self.roll_off_ours(kafka, stock)
+        self.stop_load()
+        self.verify_all(consumer, stock)
+        return self.report()
