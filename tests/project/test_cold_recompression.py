@@ -112,7 +112,11 @@ def test_delete_policy_segments_recompressed_in_place(broker_factory):
     print("closed segments of %s: %d bytes in lz4, %d bytes after recompression to zstd 19 (%.3fx)"
           % (topic, bytes_before, bytes_after, ratio))
     assert ratio <= 0.6, (bytes_before, bytes_after)
-    assert [x[:3] for x in after] == [x[:3] for x in before], "batch offsets changed"
+    # every record keeps its offset: the batches cover the same offsets with the same records (the cleaner may merge
+    # small batches, recompression.batch.bytes, so their boundaries may differ)
+    covered = lambda batches: [o for base, last, *_ in batches for o in range(base, last + 1)]  # noqa: E731
+    assert covered(after) == covered(before) and sum(x[2] for x in after) == sum(x[2] for x in before), \
+        "record offsets changed: %s -> %s" % ([x[:3] for x in before][:5], [x[:3] for x in after][:5])
     assert "Recompressed segment" in b.log_text("log-cleaner.log")
     counts = jmx_counts(jmx_port)
     read, written = (counts.get(("CleanerRecompressionBytes%sPerSec" % d, topic)) for d in ("In", "Out"))
