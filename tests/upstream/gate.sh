@@ -40,7 +40,8 @@ PACKAGES=(
 # and LogManager, patch 0019; the produce answers and their log line in ReplicaManager and KafkaApis, patch 0004;
 # ReplicaManager's compression metrics, patch 0028; the topic configurations in
 # LogConfig, patches 0006, 0008 and 0030; the broker's configuration, which defines
-# max.decompressed.message.bytes, patch 0006, and the provider keys, patch 0019), which
+# max.decompressed.message.bytes, patch 0006, and the provider keys, patch 0019; the offset every
+# replica holds, which Partition and the replica fetcher keep on each log, patch 0057), which
 # the package scan of Java files misses.
 CLASSES=(
     kafka.server.KafkaConfigTest
@@ -52,6 +53,8 @@ CLASSES=(
     kafka.server.KafkaApisTest
     kafka.server.ReplicaManagerTest
     kafka.metrics.MetricsTest
+    kafka.cluster.PartitionTest
+    kafka.server.ReplicaFetcherThreadTest
 )
 if [[ $# -gt 0 ]]; then
     PACKAGES=()
