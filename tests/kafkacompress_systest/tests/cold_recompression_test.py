@@ -2,7 +2,8 @@
 segments the log cleaner rewrites in zstd 19 (compaction.compression.type); kill -9 a broker and restart it
 meanwhile; every acknowledged record is read back once, before and after the rewrite, and on every broker the
 closed segments end up zstd with every offset kept, the producer's small batches merged (recompression.batch.bytes,
-1 MiB by default), and no active segment is rewritten."""
+1 MiB by default), and no active segment is rewritten. A follower stopped while its leader merges the segments it has
+not fetched yet comes back in sync: the leader merges only below every replica's log end."""
 
 import re
 import time
@@ -45,7 +46,8 @@ class ColdRecompressionTest(Test):
                 "lz4_big": sum(1 for b in data if b["codec"] == "lz4" and b["count"] > 2),
                 "other": sorted(set(b["codec"] for b in data) - {"zstd", "lz4"}),
                 "bytes": sum(b["size"] for b in data), "records": sum(b["count"] for b in data),
-                "zstd_records": sum(b["count"] for b in data if b["codec"] == "zstd")}
+                "zstd_records": sum(b["count"] for b in data if b["codec"] == "zstd"),
+                "largest_zstd": max([b["count"] for b in data if b["codec"] == "zstd"] or [0])}
 
     def cleaner_log(self, kafka, node):
         # one of the two files may not exist (which one depends on the log4j configuration); if neither holds the
@@ -151,6 +153,74 @@ class ColdRecompressionTest(Test):
         t = table(["broker", "segments recompressed", "bytes before", "bytes after", "after/before", "cleaner s",
                    "closed segments", "zstd batches", "records per zstd batch", "lz4 batches kept", "closed bytes now", "records on disk"], rows)
         t += "\n(bytes before/after: the cleaner's \"Recompressed segment\" lines; lz4 batches kept: 1-2 records)"
+        t += "\n" + "\n".join(note.lines)
+        self.logger.info("\n%s", t)
+        return {"table": t, "times": times}
+
+    @cluster(num_nodes=5)
+    def test_follower_away_while_leader_merges(self):
+        """A follower is stopped (as in a rolling restart) while the leader closes and merges segments it has not
+        fetched; started again, it fetches the rest and is back in the ISR, with no UnexpectedAppendOffsetException
+        (a batch merged around its log end, which a follower refuses), and every acknowledged record is read back."""
+        times = {}
+        with timed(times, "start cluster"):
+            kafka = KafkaService(self.test_context, 3)
+            kafka.start()
+        kafka.create_topic(TOPIC, partitions=PARTITIONS, configs=dict(TOPIC_CONFIGS, **{"recompression.lag.ms": 0}))
+        producer = ProducerService(self.test_context, kafka, TOPIC, max_records=RECORDS // 2, throughput=RATE,
+                                   name="lz4", configs={"compression.type": "lz4", "linger.ms": LINGER_MS,
+                                                        "batch.size": 262144, "retries": 2147483647})
+        consumer = VerifyingConsumer(self.test_context, kafka)
+        consumer.start()
+        dump = DumpLog(kafka)
+        note = Events(self.logger)
+        producer.start()
+
+        time.sleep(5)
+        m = re.search(r"Leader: (\d+)", kafka.describe_topic(TOPIC))
+        assert m, kafka.describe_topic(TOPIC)
+        leader = kafka.get_node(int(m.group(1)))
+        controller = kafka.controller_leader()
+        follower = [n for n in kafka.nodes if n not in (leader, controller)][0]
+        merged_before = self.cleaner_log(kafka, leader)["segments"]
+        with timed(times, "follower away"):
+            kafka.stop_node(follower)
+            note("stopped follower %d (leader %d had recompressed %d segments)" % (
+                kafka.idx(follower), kafka.idx(leader), merged_before))
+            # segments close every 3 s and are rewritten at once (recompression.lag.ms=0): let the leader merge
+            # several that the follower has not fetched
+            wait_until(lambda: self.cleaner_log(kafka, leader)["segments"] >= merged_before + 4, timeout_sec=60,
+                       backoff_sec=1, err_msg="the leader recompressed no segment while the follower was away")
+            merged_away = self.cleaner_log(kafka, leader)["segments"] - merged_before
+            note("leader %d recompressed %d more segments" % (kafka.idx(leader), merged_away))
+            kafka.start_node(follower)
+            note("started follower %d" % kafka.idx(follower))
+        with timed(times, "back in sync"):
+            wait_until(lambda: kafka.isr_size(TOPIC) == 3, timeout_sec=90, backoff_sec=1,
+                       err_msg=lambda: "follower %d did not rejoin the ISR: %s" % (
+                           kafka.idx(follower), kafka.describe_topic(TOPIC).strip()))
+        note("ISR back to 3")
+        with timed(times, "producer finish"):
+            res = producer.wait_done(timeout_sec=300)
+        assert res["failed"] == 0 and res["acked"] == RECORDS // 2, res
+        with timed(times, "verify"):
+            v = consumer.assert_verified(TOPIC, [producer])
+        note("verified: %d acknowledged records read back once each" % v["matched"])
+        rows = []
+        for n in kafka.nodes:
+            stalled = kafka.ssh_out(n, "cat %s/server.log* 2>/dev/null | grep -c UnexpectedAppendOffsetException "
+                                       "|| true" % KafkaService.LOGS).strip()
+            assert stalled in ("", "0"), "broker %d: %s UnexpectedAppendOffsetException lines" % (kafka.idx(n), stalled)
+            s = self.closed_state(dump, n)
+            rows.append([kafka.idx(n), "leader" if n == leader else "stopped" if n == follower else "follower",
+                         self.cleaner_log(kafka, n)["segments"], s["zstd"], s["zstd_records"], s["largest_zstd"],
+                         s["lz4_big"]])
+        # the leader merged where every replica held the records (before the stop, after the return), so the test
+        # met merged batches; while the follower was away it rewrote the batches above its log end one by one
+        leader_state = self.closed_state(dump, leader)
+        assert leader_state["largest_zstd"] >= MERGED_RECORDS, "the leader merged no batches: %s" % leader_state
+        t = table(["broker", "role", "segments recompressed", "zstd batches", "records in them", "largest zstd batch",
+                   "lz4 batches left"], rows)
         t += "\n" + "\n".join(note.lines)
         self.logger.info("\n%s", t)
         return {"table": t, "times": times}

@@ -33,8 +33,8 @@ The newest upstream releases (docs/upgrading.md, "Moving on to Apache Kafka 4.3.
 load and verification, stock nodes on that release's jars (/opt/kafka-stock-<release>/libs):
 test_roll_onto_newest_upstream rolls a cluster of ours with our features on onto stock 4.3.2 (CI) or 4.4.0
 (KC_SYSTEST_FULL=1), brokers first; test_newest_upstream_to_ours_and_back (KC_SYSTEST_FULL=1) a stock 4.3.2 cluster
-onto ours and back. Before brokers leave ours, recompression.batch.bytes=0: a stock follower cannot take a batch
-its leader of ours merged around its log end."""
+onto ours and back. Merging stays on through every roll: no follower, stock or ours, may log
+UnexpectedAppendOffsetException (a batch merged around its log end)."""
 
 import os
 import re
@@ -429,6 +429,13 @@ class UpgradeTest(Test):
                        err_msg=lambda: "cold recompression did not run on every broker of ours: %s" % recompressed())
         self.note("cold recompression to zstd ran on brokers %s" % [kafka.idx(b) for b in brokers])
 
+    def assert_no_stalled_follower(self, kafka):
+        """No broker's fetcher met a batch starting below its log end (a batch merged around it) in the whole run."""
+        for b in kafka.brokers:
+            out = kafka.ssh_out(b, "cat %s/server.log* 2>/dev/null | grep -c UnexpectedAppendOffsetException || true"
+                                % kafka.LOGS).strip()
+            assert out in ("", "0"), "broker %d: %s UnexpectedAppendOffsetException lines" % (kafka.idx(b), out)
+
     def roll_off_ours(self, kafka, stock):
         """Every node from ours onto a stock release, brokers first, then the controller (as a roll back: our
         topic settings stay in the metadata, the provider keys in the brokers' server.properties); then what a
@@ -436,20 +443,13 @@ class UpgradeTest(Test):
         settings the release defines (max.decompressed.message.bytes among them) beside ours, and its brokers
         apply those and name ours nowhere."""
         rel = release(stock)
-        # first, while the controller runs ours: no more merging of batches. A stock follower that comes back with
-        # its log end inside a batch its leader of ours merged since (recompression.batch.bytes: a closed segment
-        # rewritten while the follower was down or a fetch behind) gets a batch that starts below its log end,
-        # and stops replicating the partition (UnexpectedAppendOffsetException, "Partition ... marked as failed":
-        # seen on 4.3.2 with recompression.lag.ms=0). Recompression itself keeps every batch's offsets: it goes on.
-        ok, msg = self.try_config(kafka, TOPIC, {"recompression.batch.bytes": 0},
-                                  "our controller, recompression.batch.bytes=0 on %s before the roll" % TOPIC)
-        assert ok, msg
-        # segments close every segment.ms (8 s): two of them, so that every follower's log end is past the last
-        # segment merged
-        time.sleep(2 * TOPIC_CONFIGS["segment.ms"] / 1000.0 + 2)
+        # merging stays on: a leader of ours merges only below every replica's log end, a follower of ours only below
+        # the high watermark while every replica is in sync, so a stock follower that comes back finds its log end
+        # at a batch boundary (each restart waits for no partition under-replicated)
         for b in kafka.brokers[::-1]:
             self.roll(kafka, b, stock)
         self.roll(kafka, kafka.controllers[0], stock)
+        self.assert_no_stalled_follower(kafka)
         ok, msg = self.try_config(kafka, KEYED, {"compaction.compression.type": "lz4"},
                                   "stock %s controller, alter %s" % (rel, KEYED))
         self.messages["%s controller: kafka-configs.sh --alter compaction.compression.type" % stock] = [msg]
