@@ -283,7 +283,7 @@ fetch_upstream() {
     echo "$stamp" > "$UPSTREAM_OUT/.stamp"
 }
 
-# upstream/pom.xml: sources/ and testlibs/; upstream/dist/pom.xml: libs/ (upstream's binary distribution)
+# upstream/pom.xml: sources/, testlibs/ and scalac/; upstream/dist/pom.xml: libs/ (upstream's binary distribution)
 fetch_upstream_mvn() { mvn_q -N install && mvn_q -f upstream/pom.xml package && mvn_q -f upstream/dist/pom.xml package; }
 
 # lock_lists_same LOCK ACTUAL MESSAGE: the files a lock lists (its second column) must be exactly ACTUAL (sorted, a
@@ -300,7 +300,7 @@ lock_lists_same() {
 
 verify_upstream() {
     [[ -f "$LOCK" ]] || die "no lock file $LOCK (run ./build.sh lock to record one)"
-    lock_lists_same "$LOCK" "$(cd "$UPSTREAM_OUT" && find sources libs testlibs -name '*.jar' | sort)" \
+    lock_lists_same "$LOCK" "$(cd "$UPSTREAM_OUT" && find sources libs testlibs scalac -name '*.jar' | sort)" \
         "the artifacts Maven fetched are not the ones $LOCK lists (see the diff above)"
     if ! (cd "$UPSTREAM_OUT" && sha256sum --quiet -c "$LOCK" >&2); then
         die "SHA-256 mismatch against $LOCK: refusing to build from unverified upstream artifacts"
@@ -522,7 +522,7 @@ cmd_lock() {
     verify_plugins
     rm -rf "$UPSTREAM_OUT"
     fetch_upstream_mvn
-    (cd "$UPSTREAM_OUT" && find sources libs testlibs -name '*.jar' | sort | xargs sha256sum) > "$LOCK"
+    (cd "$UPSTREAM_OUT" && find sources libs testlibs scalac -name '*.jar' | sort | xargs sha256sum) > "$LOCK"
     log "recorded $(wc -l < "$LOCK") artifacts in $LOCK"
     verify_upstream
     upstream_stamp > "$UPSTREAM_OUT/.stamp"

@@ -46,7 +46,9 @@ gate_args() {
             */src/main/java/*.java|*/src/test/java/*.java)
                 p="$(dirname "${f#*/src/*/java/}")"; echo "--package ${p//\//.}" ;;
             */src/test/scala/*.scala)
-                c="${f#*/src/test/scala/}"; echo "--class $(tr / . <<<"${c%.scala}")" ;;
+                # upstream's Scala tests are not laid out by package (core/src/test/scala/unit/kafka/...)
+                p="$(git -C "$COPY/kafka" show "$commit:$f" | sed -n 's/^package \([A-Za-z0-9_.]*\).*/\1/p' | head -1)"
+                c="${f##*/}"; echo "--class $p.${c%.scala}" ;;
             */src/main/scala/*.scala)
                 c="${f#*/src/main/scala/}"; c="${c%.scala}Test"
                 # upstream has no test class for some Scala files (BrokerServer): said, not silently skipped

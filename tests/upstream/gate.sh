@@ -96,14 +96,30 @@ done
 
 # --- test files the series adds or changes: compile them, shadow the published ones
 mapfile -t CHANGED < <(git -C "$TREE" diff --name-only --diff-filter=AMR upstream -- '*/src/test/java/*.java' | sort)
-if [[ -z "${GATE_STOCK:-}" && ${#CHANGED[@]} -gt 0 ]]; then
-    log "compiling ${#CHANGED[@]} test file(s) the series adds or changes"
-    SRCS=("${CHANGED[@]/#/$TREE/}")
-    IFS=:; javac -nowarn -proc:none --release 17 -d "$OUT/classes" -cp "${CP[*]}" \
-        "${SRCS[@]}" 2>&1 | grep -v '^Note:' >&2 || true; unset IFS
+mapfile -t CHANGED_SCALA < <(git -C "$TREE" diff --name-only --diff-filter=AMR upstream -- '*/src/test/scala/*.scala' | sort)
+if [[ -z "${GATE_STOCK:-}" && $((${#CHANGED[@]} + ${#CHANGED_SCALA[@]})) -gt 0 ]]; then
+    log "compiling ${#CHANGED[@]} Java and ${#CHANGED_SCALA[@]} Scala test file(s) the series adds or changes"
+    if [[ ${#CHANGED[@]} -gt 0 ]]; then
+        SRCS=("${CHANGED[@]/#/$TREE/}")
+        IFS=:; javac -nowarn -proc:none --release 17 -d "$OUT/classes" -cp "${CP[*]}" \
+            "${SRCS[@]}" 2>&1 | grep -v '^Note:' >&2 || true; unset IFS
+    fi
+    # the Scala ones with the compiler of upstream's Scala release (upstream/pom.xml fetches it into scalac/,
+    # checked against upstream/artifacts.sha256 with the rest)
+    if [[ ${#CHANGED_SCALA[@]} -gt 0 ]]; then
+        SRCS=("${CHANGED_SCALA[@]/#/$TREE/}")
+        SCALAC_CP=("$UP"/scalac/scala-compiler-*.jar "$UP"/testlibs/scala-library-*.jar "$UP"/testlibs/scala-reflect-*.jar)
+        IFS=:; java -Xmx1g -cp "${SCALAC_CP[*]}" scala.tools.nsc.Main -release 17 -nowarn -d "$OUT/classes" \
+            -classpath "$OUT/classes:${CP[*]}" "${SRCS[@]}" >&2 || true; unset IFS
+    fi
     for f in "${CHANGED[@]}"; do
         c="${f#*/src/test/java/}"; c="${c%.java}.class"
         [[ -f "$OUT/classes/$c" ]] || { log "ERROR: $f did not compile"; exit 1; }
+    done
+    for f in "${CHANGED_SCALA[@]}"; do
+        # upstream's Scala tests are not laid out by package (core/src/test/scala/unit/kafka/...)
+        p="$(sed -n 's/^package \([A-Za-z0-9_.]*\).*/\1/p' "$TREE/$f" | head -1)"; c="${f##*/}"
+        [[ -f "$OUT/classes/${p//.//}/${c%.scala}.class" ]] || { log "ERROR: $f did not compile"; exit 1; }
     done
     # test resources the series adds or changes (e.g. META-INF/services of a test provider)
     while read -r r; do
