@@ -345,6 +345,12 @@ verify_newest_upstream() {
     log "newest upstream releases verified: $(wc -l < "$NEWEST_LOCK") jars of $NEWEST_RELEASES match $NEWEST_LOCK"
 }
 fetch_newest_upstream() {
+    # one at a time: ./build.sh test runs ./build.sh systest beside the project tests, and a project test that starts
+    # a stock 4.3.2 broker (tests/project/conftest.py) fetches the same jars; a second waits, then finds them fetched
+    mkdir -p "$NEWEST_OUT"
+    (flock 9; fetch_newest_upstream_alone) 9>"$NEWEST_OUT/.lock"
+}
+fetch_newest_upstream_alone() {
     local stamp
     stamp="$(newest_stamp)"
     # fetched when the poms or the lock changed; the jars' SHA-256 are checked every time (a second, before each run)

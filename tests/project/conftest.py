@@ -1,5 +1,5 @@
 """Shared helpers for the project's tests: paths of the build, and a real
-single-node KRaft broker (ours or stock 4.3.1) on free loopback ports."""
+single-node KRaft broker (ours, stock 4.3.1 or stock 4.3.2/4.4.0) on free loopback ports."""
 import os
 import re
 import shutil
@@ -28,7 +28,8 @@ SUFFIX = pom_prop("changelist")
 DIST_VERSION = KAFKA_VERSION + SUFFIX
 COMMIT_ID = pom_prop("kafka.commitId")
 DIST = BUILD / "dist" / ("kafka_%s-%s" % (pom_prop("kafka.scala.version"), DIST_VERSION))
-STOCK_CP = str(UPSTREAM / "libs" / "*")
+# upstream's newest releases (4.3.2, 4.4.0) as stock test nodes run them, test-only: ./build.sh systest fetches them
+NEWEST_UPSTREAM = BUILD / "newest-upstream"
 # A JVM a test starts with java -cp (stock 4.3.1's tools from the release's jars, the test clients) logs as
 # bin/kafka-run-class.sh has every tool log: config/tools-log4j2.yaml, WARN and above to stderr (the dist's copy is
 # upstream's file, no patch touches it). Without a configuration log4j2 prints ERROR lines to stdout, where a test
@@ -123,9 +124,40 @@ def sent(p):
     return p
 
 
+_newest_verified = set()
+
+
+def newest_upstream_libs(release):
+    """build/newest-upstream/RELEASE/libs (RELEASE 4.3.2 or 4.4.0), fetched and checked as ./build.sh systest does
+    (build.sh's fetch_newest_upstream: Maven when upstream/newest/*/pom.xml or the lock changed, then every jar
+    against upstream/newest-upstream-libs.sha256 and kafka-clients' version), checked once per session. Skips only
+    when the jars are missing and Maven cannot reach its repository."""
+    libs = NEWEST_UPSTREAM / release / "libs"
+    if release not in _newest_verified:
+        p = run(["bash", "-c", 'source "$1"; if [[ -f "$NEWEST_OUT/.libs-stamp" && '
+                 '"$(cat "$NEWEST_OUT/.libs-stamp")" == "$(newest_stamp)" ]]; then verify_newest_upstream; '
+                 'else fetch_newest_upstream; fi', "-", str(ROOT / "build.sh")], cwd=ROOT, check=False, timeout=900)
+        out = p.stdout + p.stderr
+        if p.returncode != 0 and not libs.is_dir() and re.search(
+                r"Could not (transfer|resolve)|UnknownHost|Connection refused|Network is unreachable|connect timed out",
+                out, re.I):
+            pytest.skip("stock Apache Kafka %s's jars are not in %s and Maven cannot fetch them:\n%s"
+                        % (release, libs, out[-2000:]))
+        assert p.returncode == 0, "stock Apache Kafka %s's jars did not verify:\n%s" % (release, out[-4000:])
+        assert (libs / ("kafka-clients-%s.jar" % release)).is_file(), "not in build.sh's NEWEST_RELEASES: " + release
+        _newest_verified.add(release)
+    return libs
+
+
+def stock_libs(stock):
+    """The libs/ of a stock broker or tool: stock=True is Apache Kafka 4.3.1 (build/upstream/libs, which ./build.sh
+    verifies), a release string ("4.3.2") one of upstream's newest (newest_upstream_libs)."""
+    return UPSTREAM / "libs" if stock is True else newest_upstream_libs(stock)
+
+
 def tool(name, *args, stock=False, **kw):
-    """Runs a Kafka tool: ours through the dist's bin/ script, or stock 4.3.1's
-    class from the release's jars (stock=True, script name -> class). The console
+    """Runs a Kafka tool: ours through the dist's bin/ script, or a stock release's
+    class from its jars (stock=True for 4.3.1, or "4.3.2"; script name -> class). The console
     producer gets CONSOLE_PRODUCER_TIMEOUT and its output is checked with sent()."""
     if name == "kafka-console-producer.sh":
         return sent(_tool(name, *CONSOLE_PRODUCER_TIMEOUT, *args, stock=stock, **kw))
@@ -135,14 +167,16 @@ def tool(name, *args, stock=False, **kw):
 def _tool(name, *args, stock=False, **kw):
     opts, then = [], lambda: None
     if name not in UNTUNED_TOOLS and not (not stock and "env" in kw):
-        opts, then = tool_cds("stock" if stock else "ours", UPSTREAM / "libs" if stock else DIST / "libs")
+        kind = "ours" if not stock else "stock" if stock is True else "stock-" + stock
+        opts, then = tool_cds(kind, stock_libs(stock) if stock else DIST / "libs")
         opts = TOOL_JVM_OPTS + opts
     try:
         if not stock:
             if opts:
                 kw["env"] = {**os.environ, "KAFKA_JVM_PERFORMANCE_OPTS": " ".join(opts)}
             return run([str(DIST / "bin" / name)] + list(args), **kw)
-        return run(["java", "-Xmx512m", TOOL_LOG4J] + opts + ["-cp", STOCK_CP, STOCK_CLASSES[name]] + list(args),
+        return run(["java", "-Xmx512m", TOOL_LOG4J] + opts + ["-cp", str(stock_libs(stock) / "*"), STOCK_CLASSES[name]]
+                   + list(args),
                    **kw)
     finally:
         then()
@@ -156,6 +190,7 @@ STOCK_CLASSES = {
     "kafka-console-consumer.sh": "org.apache.kafka.tools.consumer.ConsoleConsumer",
     "kafka-producer-perf-test.sh": "org.apache.kafka.tools.ProducerPerformance",
     "kafka-dump-log.sh": "org.apache.kafka.tools.DumpLogSegments",
+    "kafka-get-offsets.sh": "org.apache.kafka.tools.GetOffsetShell",
 }
 
 
@@ -201,7 +236,8 @@ def dump_deep(segment):
 
 
 class Broker:
-    """A single-node KRaft broker (broker+controller) in its own directory."""
+    """A single-node KRaft broker (broker+controller) in its own directory: ours, or stock=True for Apache Kafka
+    4.3.1, stock="4.3.2" (or "4.4.0") for one of upstream's newest releases."""
 
     def __init__(self, workdir, stock=False, extra_props=None, extra_classpath=None, env=None, heap="-Xmx768m",
                  jvm_opts=()):
@@ -242,13 +278,13 @@ class Broker:
 
     def command(self, main, *args):
         """Ours through the dist's bin/kafka-run-class.sh (extra classpath via CLASSPATH),
-        stock 4.3.1 with java -cp over the release's jars. Returns (argv, env)."""
+        a stock release with java -cp over its jars. Returns (argv, env)."""
         env = {**os.environ, **self.env, "LOG_DIR": str(self.dir / "logs"),
                "KAFKA_HEAP_OPTS": self.heap,
                "KAFKA_LOG4J_OPTS": "-Dlog4j2.configurationFile=%s" % (ROOT / "config" / "log4j2.yaml")}
         extra = ":".join(str(p) for p in self.extra_classpath)
         if self.stock:
-            cp = ":".join(x for x in [extra, STOCK_CP] if x)
+            cp = ":".join(x for x in [extra, str(stock_libs(self.stock) / "*")] if x)
             return (["java", self.heap] + self.jvm_opts + ["-Dkafka.logs.dir=%s" % (self.dir / "logs"),
                      env["KAFKA_LOG4J_OPTS"], "-cp", cp, main] + list(args), env)
         if self.jvm_opts:
