@@ -41,13 +41,11 @@ BOUND = 1 * MB
 # upstream's setting, on both brokers: the cleaner looks for work every 0.5 s instead of every 15 s
 CLEANER = {"log.cleaner.backoff.ms": "500"}
 # What differs beyond the verdicts. The partition's error message in the produce response: ours sends the reason
-# (patch 0004 sends it for every refused batch), stock 4.3.2 none; so the reason's text of patch 0005 reaches
-# clients, which 4.3.2's wording ("Invalid record size: 2000014 exceeds the configured maximum record size of
-# 1000000.") only writes to its log.
+# (patch 0004 sends it for every refused batch), stock 4.3.2 none; the reason is worded as 4.3.2 words it (patch
+# 0005), which 4.3.2 only writes to its log.
 DIFFERENCES = {
     "produce error message": {
-        "ours": "Invalid record size: the declared body size 2000014 exceeds the configured maximum record size "
-                "1000000",
+        "ours": "Invalid record size: 2000014 exceeds the configured maximum record size of 1000000.",
         STOCK: "null",
     },
 }
