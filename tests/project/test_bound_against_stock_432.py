@@ -31,7 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import DIST, DIST_VERSION, ROOT, Broker, require_dist, run, tool
+from conftest import DIST_VERSION, ROOT, Broker, require_dist, run, tool
+from test_provider_bomb import client  # noqa: F401 (client is a fixture)
 
 STOCK = "4.3.2"
 DOCS = ROOT / "docs" / "upgrading.md"
@@ -49,15 +50,6 @@ DIFFERENCES = {
         STOCK: "null",
     },
 }
-
-
-@pytest.fixture(scope="module")
-def client(tmp_path_factory):
-    require_dist()
-    out = tmp_path_factory.mktemp("bomb-client")
-    run(["javac", "--release", "17", "-proc:none", "-d", str(out), "-cp", str(DIST / "libs" / "*"),
-         str(ROOT / "tests" / "project" / "bomb" / "BombClient.java")])
-    return "%s:%s" % (out, DIST / "libs" / "*")
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from ducktape.utils.util import wait_until
 from ..services.clients import ProducerService, VerifyingConsumer
 from ..services.dumplog import DumpLog
 from ..services.kafka import KafkaService
-from .common import Events, bounce, table, timed
+from .common import Events, assert_no_stalled_follower, bounce, table, timed
 
 TOPIC = "cold"
 PARTITIONS = 1      # one partition: ~15 records per 50 ms batch (zstd 19 costs the cleaner ~0.1 s a batch of that size)
@@ -49,6 +49,19 @@ class ColdRecompressionTest(Test):
                 "zstd_records": sum(b["count"] for b in data if b["codec"] == "zstd"),
                 "largest_zstd": max([b["count"] for b in data if b["codec"] == "zstd"] or [0])}
 
+    def start_load(self, kafka, records):
+        """The lz4 producer at RATE in LINGER_MS batches, retrying until acknowledged, and the verifying consumer:
+        (producer, consumer, DumpLog, Events), both started."""
+        producer = ProducerService(self.test_context, kafka, TOPIC, max_records=records, throughput=RATE,
+                                   name="lz4", configs={"compression.type": "lz4", "linger.ms": LINGER_MS,
+                                                        "batch.size": 262144, "retries": 2147483647})
+        consumer = VerifyingConsumer(self.test_context, kafka)
+        consumer.start()
+        dump = DumpLog(kafka)
+        note = Events(self.logger)
+        producer.start()
+        return producer, consumer, dump, note
+
     def cleaner_log(self, kafka, node):
         # one of the two files may not exist (which one depends on the log4j configuration); if neither holds the
         # lines, the test fails on log["segments"] > 0 below, so nothing is hidden
@@ -74,14 +87,7 @@ class ColdRecompressionTest(Test):
         wait_until(lambda: "recompression.lag.ms=0" in kafka.describe_topic_config(TOPIC), timeout_sec=30,
                    backoff_sec=1, err_msg="kafka-configs --describe does not show recompression.lag.ms=0")
         time.sleep(3)   # let every broker apply the metadata change
-        producer = ProducerService(self.test_context, kafka, TOPIC, max_records=RECORDS, throughput=RATE,
-                                   name="lz4", configs={"compression.type": "lz4", "linger.ms": LINGER_MS,
-                                                        "batch.size": 262144, "retries": 2147483647})
-        consumer = VerifyingConsumer(self.test_context, kafka)
-        consumer.start()
-        dump = DumpLog(kafka)
-        note = Events(self.logger)
-        producer.start()
+        producer, consumer, dump, note = self.start_load(kafka, RECORDS)
 
         # let segments close and the cleaner start rewriting them, then kill -9 a broker (not the controller leader)
         time.sleep(12)
@@ -167,14 +173,7 @@ class ColdRecompressionTest(Test):
             kafka = KafkaService(self.test_context, 3)
             kafka.start()
         kafka.create_topic(TOPIC, partitions=PARTITIONS, configs=dict(TOPIC_CONFIGS, **{"recompression.lag.ms": 0}))
-        producer = ProducerService(self.test_context, kafka, TOPIC, max_records=RECORDS // 2, throughput=RATE,
-                                   name="lz4", configs={"compression.type": "lz4", "linger.ms": LINGER_MS,
-                                                        "batch.size": 262144, "retries": 2147483647})
-        consumer = VerifyingConsumer(self.test_context, kafka)
-        consumer.start()
-        dump = DumpLog(kafka)
-        note = Events(self.logger)
-        producer.start()
+        producer, consumer, dump, note = self.start_load(kafka, RECORDS // 2)
 
         time.sleep(5)
         m = re.search(r"Leader: (\d+)", kafka.describe_topic(TOPIC))
@@ -207,10 +206,8 @@ class ColdRecompressionTest(Test):
             v = consumer.assert_verified(TOPIC, [producer])
         note("verified: %d acknowledged records read back once each" % v["matched"])
         rows = []
+        assert_no_stalled_follower(kafka, kafka.nodes)
         for n in kafka.nodes:
-            stalled = kafka.ssh_out(n, "cat %s/server.log* 2>/dev/null | grep -c UnexpectedAppendOffsetException "
-                                       "|| true" % KafkaService.LOGS).strip()
-            assert stalled in ("", "0"), "broker %d: %s UnexpectedAppendOffsetException lines" % (kafka.idx(n), stalled)
             s = self.closed_state(dump, n)
             rows.append([kafka.idx(n), "leader" if n == leader else "stopped" if n == follower else "follower",
                          self.cleaner_log(kafka, n)["segments"], s["zstd"], s["zstd_records"], s["largest_zstd"],

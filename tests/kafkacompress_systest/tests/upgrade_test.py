@@ -47,7 +47,7 @@ from ducktape.utils.util import wait_until
 
 from ..services.clients import ProducerService, VerifyingConsumer
 from ..services.kafka import KafkaService, release
-from .common import full_only, has_provider_framework, table, timed
+from .common import assert_no_stalled_follower, full_only, has_provider_framework, table, timed
 
 TOPIC = "rolling"        # delete policy, 3 partitions, RF 3, min.insync.replicas 2: Java + librdkafka producers
 KEYED = "keyed"          # compacted, 2 partitions, RF 2: Java producer with keys; reassigned while mixed
@@ -429,13 +429,6 @@ class UpgradeTest(Test):
                        err_msg=lambda: "cold recompression did not run on every broker of ours: %s" % recompressed())
         self.note("cold recompression to zstd ran on brokers %s" % [kafka.idx(b) for b in brokers])
 
-    def assert_no_stalled_follower(self, kafka):
-        """No broker's fetcher met a batch starting below its log end (a batch merged around it) in the whole run."""
-        for b in kafka.brokers:
-            out = kafka.ssh_out(b, "cat %s/server.log* 2>/dev/null | grep -c UnexpectedAppendOffsetException || true"
-                                % kafka.LOGS).strip()
-            assert out in ("", "0"), "broker %d: %s UnexpectedAppendOffsetException lines" % (kafka.idx(b), out)
-
     def roll_off_ours(self, kafka, stock):
         """Every node from ours onto a stock release, brokers first, then the controller (as a roll back: our
         topic settings stay in the metadata, the provider keys in the brokers' server.properties); then what a
@@ -449,7 +442,7 @@ class UpgradeTest(Test):
         for b in kafka.brokers[::-1]:
             self.roll(kafka, b, stock)
         self.roll(kafka, kafka.controllers[0], stock)
-        self.assert_no_stalled_follower(kafka)
+        assert_no_stalled_follower(kafka, kafka.brokers)
         ok, msg = self.try_config(kafka, KEYED, {"compaction.compression.type": "lz4"},
                                   "stock %s controller, alter %s" % (rel, KEYED))
         self.messages["%s controller: kafka-configs.sh --alter compaction.compression.type" % stock] = [msg]

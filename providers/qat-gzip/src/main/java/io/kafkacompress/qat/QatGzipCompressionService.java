@@ -35,7 +35,7 @@ import java.util.zip.GZIPInputStream;
  * qat-java 2.3.2 cannot force software where a device exists, so that combination is reported unavailable).
  * <p>
  * Compression: exactly one gzip member per batch. The framework's whole-batch call
- * ({@link #compress(ByteBuffer, ByteBuffer, Optional)}, patch 0029) runs QATzip once from the batch's array straight
+ * ({@link #compress(ByteBuffer, ByteBuffer, Optional)}) runs QATzip once from the batch's array straight
  * into the buffer it lends, within {@link #maxCompressedSize(int)}. The stream streams, with bounded memory, through
  * Kafka's own gzip writer (zlib, the built-in codec's bytes): qat-java compresses whole buffers only, each call one
  * member, so a QATzip stream of one member would have to hold the whole batch, and the framework uses the stream
