@@ -102,6 +102,9 @@ MUTATIONS = {
                         "none of our settings)",
     "alter-ours-with-other": "the stock controller over our settings asked to alter retention.ms together with "
                              "recompression.lag.ms (it accepts an --alter of the topic's other settings)",
+    "delete-before-forward": "(mode=full) compaction.compression.type of the delete-policy topic deleted once the "
+                             "controller is forward again, before the brokers follow (our brokers apply every setting "
+                             "the stock controller kept)",
 }
 MUTATE = os.environ.get("KC_SYSTEST_MUTATE", "")
 assert not MUTATE or MUTATE in MUTATIONS, "KC_SYSTEST_MUTATE=%s: not one of %s" % (MUTATE, sorted(MUTATIONS))
@@ -464,6 +467,10 @@ class UpgradeTest(Test):
                 self.start_load(kafka, node, 4, "ours", java_ours)
                 if mode == "full":
                     self.roll(kafka, controller, "ours")
+                    if self.mutated("delete-before-forward"):
+                        ok, msg = self.try_config(kafka, TOPIC, ["compaction.compression.type"],
+                                                  "our controller, delete-config compaction.compression.type")
+                        assert ok, msg
                 for b in back[::-1]:
                     self.roll(kafka, b, "ours", props=dict(PROVIDER))
                 self.stop_load()
