@@ -31,8 +31,8 @@ lists none of ours, and keeping them all, the deleted one included (its metadata
 What the nodes said is also returned in the report.
 
 Each of those assertions can be seen to fail: KC_SYSTEST_MUTATE=<name> changes what the cluster is asked to do so
-that one rule no longer holds (MUTATIONS below; docs/testing.md lists the runs), and mode=ci must then fail with
-that rule's assertion.
+that one rule no longer holds (MUTATIONS below; docs/testing.md lists the runs), and mode=ci (delete-before-forward:
+mode=full) must then fail with that rule's assertion.
 
 The newest upstream releases (docs/upgrading.md, "Moving on to Apache Kafka 4.3.2 or 4.4.0"), on the same cluster,
 load and verification, stock nodes on that release's jars (/opt/kafka-stock-<release>/libs):
