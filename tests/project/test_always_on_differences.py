@@ -6,8 +6,11 @@ A stock 4.3.1 broker and ours, both with only upstream's settings, get the same 
 compression.type and two KIP-390 levels; batches with a valid CRC that cannot be decompressed, whose inner offsets
 have gaps, or whose first record declares a negative size; and 3 MB of keyed records into four compacted topics,
 which the cleaner then rewrites. Per case the test compares the produce responses (error code, base offset) and the
-stored segment files byte for byte, after cleaning. The cases that differ must be exactly those the page lists, each
-naming its row: a new difference fails the test until the page lists it, and a listed one that is gone fails it too.
+stored segment files byte for byte, after cleaning. The cases that differ must be exactly those the page lists: a new
+difference fails the test until the page lists it, and a listed one that is gone fails it too. Each case has a row of
+its own, found by words of its "what" cell; the words that say how it differs must be in that row's own cells (stock's
+behaviour in the "stock 4.3.1" cell, ours in "this distribution", its patch, this test among "shown by"), and the
+error each side answered in that side's cell, so that words elsewhere on the page or in another cell do not count.
 """
 import hashlib
 import re
@@ -20,14 +23,26 @@ DOCS = ROOT / "docs" / "upgrading.md"
 # upstream's own setting, on both brokers: the cleaner looks for work every 0.5 s instead of every 15 s
 CLEANER = {"log.cleaner.backoff.ms": "500"}
 CLEANED = ("clean-gzip", "clean-lz4", "clean-producer", "clean-zstd-19")
-# case -> words of the docs/upgrading.md row that lists how it differs
+# the columns of the section's table
+COLUMNS = ("what", "stock 4.3.1", "this distribution", "patch", "shown by")
+# case -> the docs/upgrading.md row that lists how it differs: words of its "what" cell, which find the row, and the
+# words each of its other cells must hold; every such row also names this test in its "shown by" cell
+CORRUPT = {"what": "has a valid CRC but cannot be decompressed", "stock 4.3.1": "answers `UNKNOWN_SERVER_ERROR`",
+           "this distribution": "answers `CORRUPT_MESSAGE`", "patch": "`0003`"}
 DOCUMENTED = {
-    "corrupt-deflate-gzip": "has a valid CRC but cannot be decompressed",
-    "corrupt-deflate-lz4": "has a valid CRC but cannot be decompressed",
-    "gaps-gzip": "whose inner offsets are not consecutive",
-    "negative-size-gzip": "declares a negative size",
-    "clean-zstd-19": "the log cleaner rebuilding a batch of a topic's own `compression.type`",
+    "corrupt-deflate-gzip": CORRUPT,
+    "corrupt-deflate-lz4": CORRUPT,
+    "gaps-gzip": {"what": "whose inner offsets are not consecutive", "stock 4.3.1": "answers `UNKNOWN_SERVER_ERROR`",
+                  "this distribution": "rebuilds it with consecutive offsets and accepts it", "patch": "`0002`"},
+    "negative-size-gzip": {"what": "declares a negative size",
+                           "stock 4.3.1": "stores the batch when it goes to a topic of the batch's own codec",
+                           "this distribution": "refuses it with `INVALID_RECORD`", "patch": "`0005`"},
+    "clean-zstd-19": {"what": "the log cleaner rebuilding a batch of a topic's own `compression.type`",
+                      "stock 4.3.1": "at the codec's default level",
+                      "this distribution": "at the topic's `compression.<codec>.level`", "patch": "`0007`"},
 }
+# the error codes a produce case answers, as the table names them
+ERRORS = {-1: "UNKNOWN_SERVER_ERROR", 2: "CORRUPT_MESSAGE", 87: "INVALID_RECORD"}
 ANSWER = re.compile(r"^case=(\S+) request=(\d+) error=(-?\d+) base=(-?\d+) message=(.*)$")
 
 
@@ -70,10 +85,48 @@ def stored(broker, topic):
     return [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()[:16]) for p in broker.segments(topic)]
 
 
-def documented_rows():
-    text = DOCS.read_text()
+def documented_rows(text=None):
+    """The table of docs/upgrading.md's section "What differs with none of our settings": [{column: cell}]."""
+    text = DOCS.read_text() if text is None else text
     section = text[text.index("## What differs with none of our settings"):]
-    return section[:section.index("\n## ", 5)] if "\n## " in section[5:] else section
+    section = section[:section.index("\n## ", 5)] if "\n## " in section[5:] else section
+    lines = [l.strip() for l in section.splitlines() if l.strip().startswith("|")]
+    cells = [[c.strip() for c in l.strip("|").split("|")] for l in lines]
+    assert cells and tuple(cells[0]) == COLUMNS, "the section's table has columns %s, not %s" % (cells[:1], COLUMNS)
+    rows = []
+    for c in cells[2:]:                                   # after the header and its |---| line
+        assert len(c) == len(COLUMNS), "a row of %d cells: %s" % (len(c), c)
+        rows.append(dict(zip(COLUMNS, c)))
+    return rows
+
+
+def listed_row(case, rows, codes=None):
+    """Fails unless exactly one row's "what" cell holds the case's words and each of that row's cells the words the
+    case gives it (and, with codes {"stock": [(error, base)...], "ours": [...]}, the error each side answered)."""
+    want = DOCUMENTED[case]
+    found = [r for r in rows if want["what"] in r["what"]]
+    assert len(found) == 1, "%s: %d rows of docs/upgrading.md's section have %r in their \"what\" cell" % (
+        case, len(found), want["what"])
+    row = found[0]
+    for column, words in sorted(want.items()):
+        assert words in row[column], "%s: the row %r has no %r in its %r cell: %r" % (
+            case, want["what"], words, column, row[column])
+    assert "test_always_on_differences.py" in row["shown by"], "%s: the row %r does not name this test: %r" % (
+        case, want["what"], row["shown by"])
+    for side, column in (("stock", "stock 4.3.1"), ("ours", "this distribution")):
+        for code in sorted(set(c for c, _ in (codes or {}).get(side, {}).get(case, []))):
+            if code != 0:
+                assert ERRORS.get(code, "error %d" % code) in row[column], \
+                    "%s: %s answered %s, which the row %r does not say in its %r cell: %r" % (
+                        case, side, ERRORS.get(code, code), want["what"], column, row[column])
+    return row
+
+
+def test_each_listed_difference_has_a_row_of_its_own():
+    """The page side of the check below, without brokers (so also in --quick)."""
+    rows = documented_rows()
+    for case in DOCUMENTED:
+        listed_row(case, rows)
 
 
 def test_only_listed_differences_with_none_of_our_settings(broker_factory, tmp_path):
@@ -112,5 +165,5 @@ def test_only_listed_differences_with_none_of_our_settings(broker_factory, tmp_p
     gone = sorted(set(DOCUMENTED) - set(differing))
     assert not gone, "listed differences that are gone: %s" % gone
     rows = documented_rows()
-    for case, words in DOCUMENTED.items():
-        assert words in rows, "%s: docs/upgrading.md's section has no row with %r" % (case, words)
+    for case in DOCUMENTED:
+        listed_row(case, rows, codes)

@@ -26,8 +26,13 @@ Each rule docs/upgrading.md says the test shows is asserted where the roll reach
 and their messages; stock brokers applying the topic's other settings and naming ours nowhere in their output, and
 starting with the provider keys in server.properties without a line about them; a stock controller over our settings
 accepting another setting's --alter and answering --delete-config of ours as done while --describe (stock brokers)
-lists none of ours; (full) our brokers applying every setting again, the deleted one included, once forward again.
+lists none of ours, and keeping them all, the deleted one included (its metadata log, read with kafka-dump-log.sh
+--cluster-metadata-decoder, still holds them); (full) our brokers applying every setting again once forward again.
 What the nodes said is also returned in the report.
+
+Each of those assertions can be seen to fail: KC_SYSTEST_MUTATE=<name> changes what the cluster is asked to do so
+that one rule no longer holds (MUTATIONS below; docs/testing.md lists the runs), and mode=ci (delete-before-forward:
+mode=full) must then fail with that rule's assertion.
 
 The newest upstream releases (docs/upgrading.md, "Moving on to Apache Kafka 4.3.2 or 4.4.0"), on the same cluster,
 load and verification, stock nodes on that release's jars (/opt/kafka-stock-<release>/libs):
@@ -36,6 +41,7 @@ test_roll_onto_newest_upstream rolls a cluster of ours with our features on onto
 onto ours and back. Merging stays on through every roll: no follower, stock or ours, may log
 UnexpectedAppendOffsetException (a batch merged around its log end)."""
 
+import json
 import os
 import re
 import time
@@ -46,7 +52,7 @@ from ducktape.tests.test import Test
 from ducktape.utils.util import wait_until
 
 from ..services.clients import ProducerService, VerifyingConsumer
-from ..services.kafka import KafkaService, release
+from ..services.kafka import CONTROLLER_PORT, KafkaService, release
 from .common import assert_no_stalled_follower, full_only, has_provider_framework, table, timed
 
 TOPIC = "rolling"        # delete policy, 3 partitions, RF 3, min.insync.replicas 2: Java + librdkafka producers
@@ -76,6 +82,34 @@ NEWEST = {"4.3.2": "stock-4.3.2", "4.4.0": "stock-4.4.0"}
 # of our topic settings, those 4.3.2 and 4.4.0 do not know (max.decompressed.message.bytes they define themselves,
 # as ours does, and log among their own settings)
 NEWEST_UNKNOWN = ("compaction.compression.type", "recompression.lag.ms", "recompression.batch.bytes")
+# KC_SYSTEST_MUTATE=<name>: what test_rolling_upgrade_and_downgrade changes so that one rule of docs/upgrading.md no
+# longer holds (the assertion that must then fail, in mode=ci)
+MUTATIONS = {
+    "lose-record": "one acknowledged record deleted before the roll (the verification)",
+    "stock-knows-alter": "the stock controller asked to alter a setting 4.3.1 knows, compression.zstd.level, "
+                         "instead of ours (its refusal of our topic settings on alter)",
+    "stock-knows-create": "the stock controller asked to create a topic with retention.ms instead of "
+                          "recompression.lag.ms (its refusal on create)",
+    "broker-knows": "the broker of ours rolled forward before our setting is set on the compacted topic, so that a "
+                    "broker hosting it knows the setting (stock brokers leave it out and name it nowhere)",
+    "provider-dynamic": "compression.gzip.provider also set as a dynamic cluster-wide broker setting before the "
+                        "broker of ours goes back to stock (a stock broker with the provider keys names them nowhere)",
+    "delete-before-rollback": "our settings of the delete-policy topic deleted while the controller runs ours, "
+                              "before the roll back (the stock controller keeps our settings)",
+    "delete-while-ours": "the --delete-config of compaction.compression.type sent before the controller goes back "
+                         "to stock (a stock controller answers it as done and keeps the setting)",
+    "describe-on-ours": "the broker of ours left on ours and asked for --describe (stock brokers' --describe lists "
+                        "none of our settings)",
+    "alter-ours-with-other": "the stock controller over our settings asked to alter retention.ms together with "
+                             "recompression.lag.ms (it accepts an --alter of the topic's other settings)",
+    "delete-before-forward": "(mode=full) compaction.compression.type of the delete-policy topic deleted once the "
+                             "controller is forward again, before the brokers follow (our brokers apply every setting "
+                             "the stock controller kept)",
+}
+MUTATE = os.environ.get("KC_SYSTEST_MUTATE", "")
+assert not MUTATE or MUTATE in MUTATIONS, "KC_SYSTEST_MUTATE=%s: not one of %s" % (MUTATE, sorted(MUTATIONS))
+# a ConfigRecord of a topic as kafka-dump-log.sh --cluster-metadata-decoder prints it
+CONFIG_RECORD = re.compile(r'payload: (\{"type":"CONFIG_RECORD".*\})\s*$')
 NOTICE_NEWEST = re.compile(r"compression\.gzip\.provider|compaction\.compression\.type|recompression\.lag\.ms|"
                            r"recompression\.batch\.bytes|"
                            r"[Uu]nknown (topic )?config|were supplied but|not a known config")
@@ -90,6 +124,39 @@ class UpgradeTest(Test):
     def note(self, msg):
         self.events.append("%6.1fs %s" % (time.time() - self.t0, msg))
         self.logger.info(msg)
+
+    def mutated(self, name):
+        """True when KC_SYSTEST_MUTATE names this mutation (noted in the report)."""
+        if MUTATE != name:
+            return False
+        self.note("MUTATION %s: %s" % (name, MUTATIONS[name]))
+        return True
+
+    @staticmethod
+    def metadata_configs(kafka, controller):
+        """The topic settings a controller holds, as its metadata log says: every ConfigRecord of a topic in its
+        snapshots and log segments (kafka-dump-log.sh --cluster-metadata-decoder), replayed in order;
+        {topic: {name: value}}. What a stock controller keeps, whatever its --describe (answered by brokers) says."""
+        d = "%s/__cluster_metadata-0" % kafka.DATA
+        files = kafka.ssh_out(controller, "ls %s/*.checkpoint %s/*.log 2>/dev/null | paste -sd, -" % (d, d)).strip()
+        assert files, "no metadata log on controller %d" % kafka.idx(controller)
+        out = kafka.run_tool(controller, "kafka-dump-log.sh --cluster-metadata-decoder --files %s" % files)
+        configs = {}
+        for line in out.splitlines():
+            m = CONFIG_RECORD.search(line)
+            if not m:
+                continue
+            data = json.loads(m.group(1))["data"]
+            if data.get("resourceType") != 2:      # topics
+                continue
+            topic = configs.setdefault(data["resourceName"], {})
+            if data.get("value") is None:
+                topic.pop(data["name"], None)
+            else:
+                topic[data["name"]] = data["value"]
+        assert configs.get(TOPIC), "no ConfigRecord of %s in controller %d's metadata log: %s" % (
+            TOPIC, kafka.idx(controller), out[-1000:])
+        return configs
 
     # ---------------------------------------------------------------- roll
     def roll(self, kafka, node, version, props=None):
@@ -213,13 +280,15 @@ class UpgradeTest(Test):
         kafka.create_topics([(TOPIC, 3, 3, TOPIC_CONFIGS), (KEYED, 2, 2, KEYED_CONFIGS)])
 
         # 1. a stock controller refuses our topic settings (on alter and on create)
-        ok, refused_alter = self.try_config(kafka, KEYED, KEYED_FEATURES, "stock controller, alter %s" % KEYED)
-        assert not ok, "a stock controller accepted compaction.compression.type"
+        asked = {"compression.zstd.level": 3} if self.mutated("stock-knows-alter") else KEYED_FEATURES
+        ok, refused_alter = self.try_config(kafka, KEYED, asked, "stock controller, alter %s" % KEYED)
+        assert not ok, "a stock controller accepted %s" % asked
         assert "Unknown topic config name: compaction.compression.type" in refused_alter, refused_alter
         self.messages["stock controller: kafka-configs.sh --alter"] = [refused_alter]
         try:
-            kafka.create_topic("refused", configs={"recompression.lag.ms": 0})
-            raise AssertionError("a stock controller created a topic with recompression.lag.ms")
+            asked = {"retention.ms": 86400000} if self.mutated("stock-knows-create") else {"recompression.lag.ms": 0}
+            kafka.create_topic("refused", configs=asked)
+            raise AssertionError("a stock controller created a topic with %s" % asked)
         except RuntimeError as e:
             self.messages["stock controller: create topic"] = [str(e).splitlines()[-1][-300:]]
             self.note("stock controller, create topic with recompression.lag.ms: refused (%s)" % str(e)[-200:])
@@ -257,6 +326,9 @@ class UpgradeTest(Test):
         # 2. controllers first: with the controller on ours, brokers still stock, our topic setting is accepted
         with timed(self.times, "roll forward"):
             self.roll(kafka, controller, "ours")
+            early = self.mutated("broker-knows")
+            if early:
+                self.roll(kafka, brokers[-1], "ours", props=dict(PROVIDER))
             ok, msg = self.try_config(kafka, KEYED, KEYED_FEATURES, "our controller, stock brokers, alter %s" % KEYED)
             assert ok, "our controller refused compaction.compression.type: %s" % msg
             time.sleep(3)
@@ -317,6 +389,23 @@ class UpgradeTest(Test):
         # 5. back to stock, brokers first, every setting left in place; a reassignment while mixed (ci: before the
         # broker of ours goes back, so that it runs between two stock brokers and one of ours)
         back = brokers[::-1] if mode == "full" else brokers[-1:]
+        if self.mutated("delete-before-rollback"):
+            ok, msg = self.try_config(kafka, TOPIC, ["compaction.compression.type", "recompression.lag.ms"],
+                                      "our controller, delete-config of our settings of %s" % TOPIC)
+            assert ok, msg
+        deleted_early = self.mutated("delete-while-ours")
+        if deleted_early:
+            ok, msg = self.try_config(kafka, KEYED, ["compaction.compression.type"],
+                                      "our controller, delete-config compaction.compression.type")
+            assert ok, msg
+        if self.mutated("provider-dynamic"):
+            self.note("our controller, dynamic cluster-wide compression.gzip.provider: %s" % kafka.run_tool(
+                controller, "kafka-configs.sh --bootstrap-controller %s:%d --alter --entity-type brokers "
+                "--entity-default --add-config compression.gzip.provider=%s" % (
+                    controller.account.hostname, CONTROLLER_PORT, PROVIDER["compression.gzip.provider"])).strip()[-300:])
+        describe_on_ours = self.mutated("describe-on-ours")
+        if describe_on_ours:
+            back = [b for b in back if b not in brokers[-1:]]
         with timed(self.times, "roll back"):
             if mode == "ci":
                 with timed(self.times, "reassign"):
@@ -329,17 +418,41 @@ class UpgradeTest(Test):
             if mode in ("full", "ci"):
                 self.roll(kafka, controller, "stock")
                 # a stock controller over metadata that holds our settings
-                ok, msg = self.try_config(kafka, TOPIC, {"retention.ms": 86400000},
-                                          "stock controller, our settings present, alter retention.ms")
+                asked = {"retention.ms": 86400000}
+                if self.mutated("alter-ours-with-other"):
+                    asked["recompression.lag.ms"] = 0
+                ok, msg = self.try_config(kafka, TOPIC, asked,
+                                          "stock controller, our settings present, alter %s" % ", ".join(asked))
                 self.messages["stock controller: alter retention.ms with our settings present"] = [
                     "accepted" if ok else msg]
-                assert ok, "a stock controller over our settings refused retention.ms: %s" % msg
-                ok, msg = self.try_config(kafka, KEYED, ["compaction.compression.type"],
-                                          "stock controller, delete-config compaction.compression.type")
-                self.messages["stock controller: --delete-config compaction.compression.type"] = [
-                    "accepted" if ok else msg]
-                # answered as done (the setting stays: checked when our brokers start on it again, full)
-                assert ok, "a stock controller refused --delete-config compaction.compression.type: %s" % msg
+                assert ok, "a stock controller over our settings refused %s: %s" % (asked, msg)
+                if not deleted_early:
+                    ok, msg = self.try_config(kafka, KEYED, ["compaction.compression.type"],
+                                              "stock controller, delete-config compaction.compression.type")
+                    self.messages["stock controller: --delete-config compaction.compression.type"] = [
+                        "accepted" if ok else msg]
+                    # answered as done, and the setting stays (below; full: our brokers apply it again)
+                    assert ok, "a stock controller refused --delete-config compaction.compression.type: %s" % msg
+                # the stock controller keeps our settings: its metadata log still holds them, the retention.ms it
+                # accepted beside them, and the compaction.compression.type it answered --delete-config for
+                held = self.metadata_configs(kafka, controller)
+                want = dict((k, str(v)) for k, v in TOPIC_FEATURES.items())
+                want["retention.ms"] = "86400000"
+                lost = sorted(k for k, v in want.items() if held.get(TOPIC, {}).get(k) != v)
+                self.note("stock controller's metadata: %s %s, %s %s" % (TOPIC, held.get(TOPIC), KEYED,
+                                                                          held.get(KEYED)))
+                self.messages["stock controller: metadata log after --alter and --delete-config"] = [
+                    "%s: %s" % (t, ",".join("%s=%s" % kv for kv in sorted(held.get(t, {}).items())))
+                    for t in (TOPIC, KEYED)]
+                assert not lost, "the stock controller did not keep our settings of %s: %s missing or changed; " \
+                    "its metadata holds %s" % (TOPIC, lost, held.get(TOPIC))
+                assert held.get(KEYED, {}).get("compaction.compression.type") == "zstd", \
+                    "--delete-config compaction.compression.type, answered as done by a stock controller, removed " \
+                    "it: its metadata holds %s %s" % (KEYED, held.get(KEYED))
+                if describe_on_ours:
+                    # the broker of ours the only one to answer --describe
+                    for b in brokers[:-1]:
+                        kafka.stop_node(b)
                 desc = kafka.describe_topic_config(TOPIC)
                 kept = [k for k in OUR_KEYS[1:] if k + "=" in desc]
                 self.note("stock controller: kafka-configs.sh --describe %s lists %s" % (TOPIC, kept))
@@ -354,6 +467,10 @@ class UpgradeTest(Test):
                 self.start_load(kafka, node, 4, "ours", java_ours)
                 if mode == "full":
                     self.roll(kafka, controller, "ours")
+                    if self.mutated("delete-before-forward"):
+                        ok, msg = self.try_config(kafka, TOPIC, ["compaction.compression.type"],
+                                                  "our controller, delete-config compaction.compression.type")
+                        assert ok, msg
                 for b in back[::-1]:
                     self.roll(kafka, b, "ours", props=dict(PROVIDER))
                 self.stop_load()
