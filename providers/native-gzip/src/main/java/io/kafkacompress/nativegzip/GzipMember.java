@@ -22,12 +22,6 @@ import java.util.zip.ZipException;
  */
 final class GzipMember {
 
-    /**
-     * The largest member decoded in one call: the largest batch Kafka's provider framework compresses whole, and the
-     * largest buffer it lends (within its bound per owner, past which its built-in codec reads the batch).
-     */
-    static final int WHOLE_MAX = 8 * 1024 * 1024;
-
     private static final int FHCRC = 2;
     private static final int FEXTRA = 4;
     private static final int FNAME = 8;
@@ -39,9 +33,10 @@ final class GzipMember {
     /**
      * The size a batch decodes to if it is one gzip member with nothing after it, from its trailer; -1 if it cannot
      * be one (no array, a header GZIPInputStream refuses, no deflate data, an empty member, or a size past deflate's
-     * largest ratio of 1032 to 1 or past {@link #WHOLE_MAX}). Reads the header and the trailer only.
+     * largest ratio of 1032 to 1 or past {@code wholeMax}, the service's whole-batch bound). Reads the header and the
+     * trailer only.
      */
-    static int wholeMemberSize(ByteBuffer buffer) {
+    static int wholeMemberSize(ByteBuffer buffer, int wholeMax) {
         if (!buffer.hasArray()) return -1;
         byte[] in = buffer.array();
         int end = buffer.arrayOffset() + buffer.limit();
@@ -50,7 +45,7 @@ final class GzipMember {
             int length = end - data - 8;
             if (length <= 0) return -1;
             long size = uint(in, end - 4, end);
-            return size == 0 || size > WHOLE_MAX || size > 1032L * length ? -1 : (int) size;
+            return size == 0 || size > wholeMax || size > 1032L * length ? -1 : (int) size;
         } catch (IOException e) {
             return -1;
         }

@@ -71,10 +71,10 @@ public class NativeGzipCompressionService implements CompressionService, Monitor
         }
     }
 
-    /** A batch of up to {@link GzipMember#WHOLE_MAX} (the framework's own limit) is compressed in one engine call. */
+    /** A batch of up to {@link #maxWholeBatchBytes()} (the framework's own limit) is compressed in one engine call. */
     @Override
     public int maxCompressedSize(int uncompressedSize) {
-        return uncompressedSize <= GzipMember.WHOLE_MAX ? GzipEngines.maxMemberSize(uncompressedSize) : -1;
+        return uncompressedSize <= maxWholeBatchBytes() ? GzipEngines.maxMemberSize(uncompressedSize) : -1;
     }
 
     /** One engine call from the input's array into the output's: one gzip member, no copy. */
@@ -88,10 +88,10 @@ public class NativeGzipCompressionService implements CompressionService, Monitor
         output.position(output.position() + n);
     }
 
-    /** A batch that is one gzip member of at most 8 MiB is decompressed in one zlib-ng call. */
+    /** A batch that is one gzip member of at most {@link #maxWholeBatchBytes()} is decompressed in one zlib-ng call. */
     @Override
     public int maxDecompressedSize(ByteBuffer buffer) {
-        return GzipMember.wholeMemberSize(buffer);
+        return GzipMember.wholeMemberSize(buffer, maxWholeBatchBytes());
     }
 
     /** One zlib-ng call from the input's array into the output's, with zlib's checks and the trailer's. */

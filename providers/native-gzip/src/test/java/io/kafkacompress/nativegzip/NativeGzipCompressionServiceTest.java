@@ -7,10 +7,11 @@ package io.kafkacompress.nativegzip;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.compress.CompressionProviders;
+import org.apache.kafka.common.compress.ProviderSet;
 import org.apache.kafka.common.compress.CompressionService;
 import org.apache.kafka.common.internals.Plugin;
 import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
@@ -204,7 +205,7 @@ public class NativeGzipCompressionServiceTest {
      */
     @Test
     void theStreamsStreamOneMemberAndRoundTrip() throws IOException {
-        int[] sizes = {0, 1, 64 * 1024, 1 << 20, GzipMember.WHOLE_MAX, GzipMember.WHOLE_MAX + 5};
+        int[] sizes = {0, 1, 64 * 1024, 1 << 20, SERVICE.maxWholeBatchBytes(), SERVICE.maxWholeBatchBytes() + 5};
         for (int level : new int[] {1, 6}) {
             for (int size : sizes) {
                 byte[] data = real(size);
@@ -299,7 +300,7 @@ public class NativeGzipCompressionServiceTest {
         assertArrayEquals(expected.toByteArray(), providerDecompress(SERVICE, concat.toByteArray()));
         assertArrayEquals(expected.toByteArray(), builtInDecompress(concat.toByteArray()));
         // a batch over the whole-buffer limit is streamed as one member
-        byte[] big = real(GzipMember.WHOLE_MAX * 2 + 1000);
+        byte[] big = real(SERVICE.maxWholeBatchBytes() * 2 + 1000);
         byte[] gz = providerCompress(SERVICE, big, 1);
         assertArrayEquals(big, builtInDecompress(gz));
         GzipMembers.assertOneMember(gz, big.length, "streamed batch");
@@ -440,7 +441,7 @@ public class NativeGzipCompressionServiceTest {
 
     @Test
     void theFrameworkReadsSingleMembersAndTrailingBytesAsTheBuiltInCodec() throws IOException {
-        Compression compression = CompressionProviders.withProvider(Compression.gzip().build(), SERVICE);
+        Compression compression = ProviderSet.of(Map.of(CompressionType.GZIP, SERVICE)).sharedCompression(Compression.gzip().build());
         for (int size : new int[] {100, 300_000, 8 << 20}) {
             byte[] data = real(size);
             for (byte[] gz : new byte[][] {builtInCompress(data, 6), concat(builtInCompress(data, 6), new byte[3])}) {
@@ -574,7 +575,7 @@ public class NativeGzipCompressionServiceTest {
         NativeGzipCompressionService s = new NativeGzipCompressionService();
         try {
             s.checkAvailable();
-            for (int size : new int[] {100_000, 3 << 20, GzipMember.WHOLE_MAX}) {
+            for (int size : new int[] {100_000, 3 << 20, SERVICE.maxWholeBatchBytes()}) {
                 byte[] batch = real(size);
                 assertArrayEquals(batch, providerDecompress(s, builtInCompress(batch, 6)), "size " + size);
                 assertEquals(1, s.engines().idleInflaters(), "size " + size + ": the inflater went back to its pool");
@@ -591,7 +592,7 @@ public class NativeGzipCompressionServiceTest {
 
     @Test
     void theWholeBatchCallWritesOneMemberInPlace() throws IOException {
-        for (int size : new int[] {0, 1, 1000, 64 * 1024, 1 << 20, GzipMember.WHOLE_MAX}) {
+        for (int size : new int[] {0, 1, 1000, 64 * 1024, 1 << 20, SERVICE.maxWholeBatchBytes()}) {
             for (boolean incompressible : new boolean[] {false, true}) {
                 byte[] data = incompressible ? random(size, size) : real(size);
                 for (int level : new int[] {1, 6, 9}) {
@@ -615,7 +616,7 @@ public class NativeGzipCompressionServiceTest {
                 }
             }
         }
-        assertEquals(-1, SERVICE.maxCompressedSize(GzipMember.WHOLE_MAX + 1), "past the framework's own limit");
+        assertEquals(-1, SERVICE.maxCompressedSize(SERVICE.maxWholeBatchBytes() + 1), "past the framework's own limit");
         IOException e = assertThrows(IOException.class,
             () -> SERVICE.compress(ByteBuffer.wrap(real(100_000)), ByteBuffer.allocate(100), Optional.empty()));
         assertTrue(e.getMessage().contains("compression failed"), e.getMessage());
@@ -659,7 +660,7 @@ public class NativeGzipCompressionServiceTest {
         assertArrayEquals(Arrays.copyOf(batch, 1000), builtInDecompress(open.toByteArray()));
         assertArrayEquals(batch, readBeforeClose.readAllBytes());
         // through the framework: the built-in codec serves the batch
-        Compression framework = CompressionProviders.withProvider(Compression.gzip().level(6).build(), s);
+        Compression framework = ProviderSet.of(Map.of(CompressionType.GZIP, s)).sharedCompression(Compression.gzip().level(6).build());
         ByteBufferOutputStream buf = new ByteBufferOutputStream(1024);
         try (OutputStream out = framework.wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
             out.write(batch);

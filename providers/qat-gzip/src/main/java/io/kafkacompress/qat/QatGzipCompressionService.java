@@ -56,11 +56,6 @@ public class QatGzipCompressionService implements CompressionService, Configurab
     enum ConfiguredMode { AUTO, HARDWARE, SOFTWARE }
 
     static final int DEFAULT_LEVEL = 6;
-    /**
-     * The largest batch the framework compresses whole (its own limit): {@link #maxCompressedSize(int)} is -1 above,
-     * so that its bounds never overflow.
-     */
-    static final int WHOLE_MAX = 8 * 1024 * 1024;
     /** GzipCompression's deflater output buffer and GZIPInputStream buffer. */
     private static final int STREAM_BUFFER = 8 * 1024;
     private static final String CLOSED = "QAT gzip: the compression service is closed";
@@ -161,7 +156,7 @@ public class QatGzipCompressionService implements CompressionService, Configurab
 
     /**
      * The room {@link #compress(ByteBuffer, ByteBuffer, Optional)} writes into at most, for batches up to
-     * {@link #WHOLE_MAX}; -1 above. It is a true upper bound by construction: QATzip is given no more
+     * {@link #maxWholeBatchBytes()} (the framework's own limit), so that it never overflows; -1 above. It is a true upper bound by construction: QATzip is given no more
      * room than this, so a member that would not fit fails the call (an IOException: the framework compresses the
      * batch with the built-in codec) instead of being written past it.
      * <ul>
@@ -174,7 +169,7 @@ public class QatGzipCompressionService implements CompressionService, Configurab
      */
     @Override
     public int maxCompressedSize(int uncompressedSize) {
-        if (uncompressedSize < 0 || uncompressedSize > WHOLE_MAX) return -1;
+        if (uncompressedSize < 0 || uncompressedSize > maxWholeBatchBytes()) return -1;
         return hardware ? qatzipBound(uncompressedSize) : softwareBound(uncompressedSize);
     }
 

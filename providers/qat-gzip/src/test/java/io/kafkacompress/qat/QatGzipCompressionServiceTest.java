@@ -11,8 +11,9 @@ import io.kafkacompress.testkit.TestData;
 
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.compress.CompressionProviders;
+import org.apache.kafka.common.compress.ProviderSet;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
@@ -364,7 +365,7 @@ public class QatGzipCompressionServiceTest {
         // a stream already open needs no session: it finishes its batch
         openBeforeClose.close();
         assertArrayEquals(batch, builtInDecompress(open.toByteArray()));
-        Compression framework = CompressionProviders.withProvider(Compression.gzip().level(6).build(), s);
+        Compression framework = ProviderSet.of(Map.of(CompressionType.GZIP, s)).sharedCompression(Compression.gzip().level(6).build());
         ByteBufferOutputStream buf = new ByteBufferOutputStream(1024);
         try (OutputStream out = framework.wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
             out.write(batch);
@@ -452,7 +453,7 @@ public class QatGzipCompressionServiceTest {
     void wholeBatchCallWritesOneMemberTheJdkReads() throws IOException {
         requireAvailable();
         long notOneMember = service.notOneMember;
-        for (int size : new int[] {0, 1, 16 * 1024, 1 << 20, QatGzipCompressionService.WHOLE_MAX}) {
+        for (int size : new int[] {0, 1, 16 * 1024, 1 << 20, service.maxWholeBatchBytes()}) {
             for (boolean incompressible : new boolean[] {false, true}) {
                 byte[] data = incompressible ? random(size, size + 7) : real(size);
                 for (Integer level : size < (1 << 20) ? new Integer[] {null, 1, 6, 9} : new Integer[] {1, 6}) {
@@ -470,7 +471,7 @@ public class QatGzipCompressionServiceTest {
             }
         }
         assertEquals(notOneMember, service.notOneMember, "QATzip's software path writes one member");
-        assertEquals(-1, service.maxCompressedSize(QatGzipCompressionService.WHOLE_MAX + 1), "bigger batches are streamed");
+        assertEquals(-1, service.maxCompressedSize(service.maxWholeBatchBytes() + 1), "bigger batches are streamed");
         System.out.println("[qat-gzip] whole-batch call: one member the JDK reads, 0 B to 8 MiB, random and json");
     }
 
@@ -607,7 +608,7 @@ public class QatGzipCompressionServiceTest {
         for (int size : new int[] {0, 100, 300_000, 1 << 20, 5 << 20}) {
             byte[] batch = real(size);
             for (int initial : new int[] {64, service.maxCompressedSize(size) + 1024}) {
-                Compression framework = CompressionProviders.withProvider(Compression.gzip().level(6).build(), service);
+                Compression framework = ProviderSet.of(Map.of(CompressionType.GZIP, service)).sharedCompression(Compression.gzip().level(6).build());
                 ByteBufferOutputStream buf = new ByteBufferOutputStream(initial);
                 try (OutputStream out = framework.wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
                     out.write(batch);

@@ -125,13 +125,15 @@ public final class GzipFuzz {
     /**
      * The provider's whole-batch call, as the framework makes it: null when the provider has none for this input
      * ({@link CompressionService#maxDecompressedSize} is -1) or the call throws (the framework then lets the built-in
-     * reader decide), else the bytes it decoded. Fails the run when the call reports success with output of another
-     * size than it announced.
+     * reader decide), else the bytes it decoded. Fails the run when the provider announces more than
+     * {@link CompressionService#maxWholeBatchBytes()}, or the call reports success with output of another size than
+     * it announced.
      */
     public byte[] providerWhole(byte[] gz) {
         int size = service.maxDecompressedSize(ByteBuffer.wrap(gz));
         if (size < 0) return null;
-        if (size > 8 << 20) throw new AssertionError(name + ": announced " + size + " B for " + hex(gz));
+        if (size > service.maxWholeBatchBytes())
+            throw new AssertionError(name + ": announced " + size + " B, past its whole-batch bound, for " + hex(gz));
         ByteBuffer out = ByteBuffer.allocate(size);
         try {
             service.decompress(ByteBuffer.wrap(gz), out);

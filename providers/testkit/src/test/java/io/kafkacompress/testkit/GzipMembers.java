@@ -5,8 +5,9 @@
 package io.kafkacompress.testkit;
 
 import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.compress.CompressionProviders;
+import org.apache.kafka.common.compress.ProviderSet;
 import org.apache.kafka.common.compress.CompressionService;
+import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
 
@@ -14,6 +15,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.zip.CRC32;
@@ -39,7 +41,7 @@ public final class GzipMembers {
 
     /**
      * Asserts one member for every size in {@link #SIZES}: through the KIP-1121 framework as Kafka uses it
-     * ({@code CompressionProviders.withProvider}, the batch in one write), and written straight into the provider's
+     * ({@code ProviderSet#sharedCompression}, the batch in one write), and written straight into the provider's
      * stream in pieces of random sizes (with single bytes), at levels 1 and 6 (every level up to 1 MiB).
      */
     public static void assertOneMemberPerBatch(CompressionService service, String name, byte[] json) throws IOException {
@@ -49,7 +51,7 @@ public final class GzipMembers {
             for (int pos = 0; pos < size; pos += json.length) System.arraycopy(json, 0, batch, pos, Math.min(json.length, size - pos));
             int[] levels = size <= 1 << 20 ? new int[] {1, 2, 3, 4, 5, 6, 7, 8, 9} : new int[] {1, 6};
             for (int level : levels) {
-                Compression framework = CompressionProviders.withProvider(Compression.gzip().level(level).build(), service);
+                Compression framework = ProviderSet.of(Map.of(CompressionType.GZIP, service)).sharedCompression(Compression.gzip().level(level).build());
                 ByteBufferOutputStream buf = new ByteBufferOutputStream(size / 4 + 64);
                 try (OutputStream out = framework.wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
                     out.write(batch);

@@ -17,7 +17,6 @@
 package io.kafkacompress.tools.advisor;
 
 import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.compress.CompressionProviders;
 import org.apache.kafka.common.compress.CompressionService;
 import org.apache.kafka.common.compress.ProviderSet;
 import org.apache.kafka.common.compress.ThreadProviders;
@@ -25,6 +24,7 @@ import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.AbstractRecords;
 import org.apache.kafka.common.record.internal.CompressionRatioEstimator;
 import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.record.internal.DecompressionContext;
 import org.apache.kafka.common.record.internal.DefaultRecord;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
@@ -74,7 +74,7 @@ final class Measurement {
                 case SNAPPY: c = Compression.snappy().build(); break;
                 default: c = Compression.NONE; break;
             }
-            return provider == null ? c : CompressionProviders.withProvider(c, provider);
+            return provider == null ? c : ProviderSet.of(Map.of(type, provider)).threadProviders().forCompression(c);
         }
 
         String codec() {
@@ -442,7 +442,7 @@ final class Measurement {
         for (ByteBuffer buffer : batches) {
             MemoryRecords memoryRecords = MemoryRecords.readableRecords(buffer.duplicate());
             for (RecordBatch batch : memoryRecords.batches()) {
-                try (CloseableIterator<Record> it = batch.streamingIterator(bufferSupplier, providers)) {
+                try (CloseableIterator<Record> it = batch.streamingIterator(DecompressionContext.of(bufferSupplier, providers, DecompressionContext.UNBOUNDED))) {
                     while (it.hasNext()) {
                         Record record = it.next();
                         records++;
