@@ -680,8 +680,8 @@ tree_state() {
         git -C "$TREE" status --porcelain --untracked-files=all | while read -r _ f; do
             [[ -f "$TREE/$f" ]] && sha256sum "$TREE/$f" || echo "gone $f"
         done
-        cd "$ROOT" && find pom.xml patched $( [[ -d providers ]] && echo providers ) $( [[ -d tools ]] && echo tools ) -type f \
-            \( -name pom.xml -o -path '*/src/*' -o -path 'patched/version/*' -o -name '*.c' \) | sort | xargs sha256sum
+        cd "$ROOT" && find pom.xml kafka-modules $( [[ -d providers ]] && echo providers ) $( [[ -d tools ]] && echo tools ) -type f \
+            \( -name pom.xml -o -path '*/src/*' -o -path 'kafka-modules/version/*' -o -name '*.c' \) | sort | xargs sha256sum
     } | sha256sum | cut -c1-16
 }
 
@@ -721,7 +721,7 @@ compile() {
     poms="$(cd "$ROOT" && find . -name pom.xml -not -path './build/*' -not -path './kafka/*' | sort | xargs sha256sum \
         | sha256sum | cut -c1-16)"
     if [[ "$(cat "$BUILD/.compiled-poms" 2>/dev/null)" != "$poms" ]]; then
-        rm -rf "$BUILD"/patched/*/classes "$BUILD"/providers/*/target/classes "$BUILD"/tools/*/target/classes
+        rm -rf "$BUILD"/kafka-modules/*/classes "$BUILD"/providers/*/target/classes "$BUILD"/tools/*/target/classes
     fi
     verify_plugins
     timed "compiling the patched modules and the providers with Maven (Java 11 for kafka-clients and the providers, as upstream's clients; 17 for the broker modules and the tools)" \
@@ -732,7 +732,7 @@ compile() {
 }
 
 reactor_modules() {
-    local mods="patched/clients,patched/server-common,patched/storage,patched/server,patched/core" d
+    local mods="kafka-modules/clients,kafka-modules/server-common,kafka-modules/storage,kafka-modules/server,kafka-modules/core" d
     for d in "$ROOT"/providers/*/pom.xml; do
         [[ -f "$d" ]] || continue
         d="${d%/pom.xml}"
@@ -749,7 +749,7 @@ reactor_modules() {
 patched_jar() { # artifact -> path of our jar
     local art="$1" m
     for m in "${MODULES[@]}"; do
-        [[ "${m%%:*}" == "$art" ]] && { echo "$BUILD/patched/${m##*:}/$art-$DIST_VERSION.jar"; return; }
+        [[ "${m%%:*}" == "$art" ]] && { echo "$BUILD/kafka-modules/${m##*:}/$art-$DIST_VERSION.jar"; return; }
     done
     return 1
 }

@@ -7,7 +7,7 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 PAIRS="${1:-3}"; BATCH="${2:-65536}"
 DATA="${KC_BENCH_DATA:-$ROOT/tests/data}/json-records.ndjson"   # tests/data/README.md
 LIBS="$ROOT/build/upstream/libs"
-PATCHED="$(ls "$ROOT"/build/patched/clients/kafka-clients-*-compress.*.jar | grep -v original | head -1)"
+PATCHED="$(ls "$ROOT"/build/kafka-modules/clients/kafka-clients-*-compress.*.jar | grep -v original | head -1)"
 OUT="$ROOT/build/bench-overhead"; mkdir -p "$OUT/classes"
 # the codec libraries libs/ holds (pom.xml pins them), whatever their versions
 codec() { ls "$LIBS"/"$1"-[0-9]*.jar | head -1; }

@@ -16,7 +16,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 OUT="$ROOT/build/each-patch"
 COPY="$OUT/repo"
-MODULES=patched/clients,patched/server-common,patched/storage,patched/server,patched/core
+MODULES=kafka-modules/clients,kafka-modules/server-common,kafka-modules/storage,kafka-modules/server,kafka-modules/core
 log() { printf '[each-patch] %s\n' "$*" >&2; }
 die() { printf '[each-patch] ERROR: %s\n' "$*" >&2; exit 1; }
 
@@ -71,7 +71,7 @@ for ((n = FIRST; n <= LAST; n++)); do
     for m in clients server-common storage server core; do
         [[ -n "$wipe" || " $lowest " == *" $m "* ]] && wipe+=" $m"
     done
-    for m in $wipe; do rm -rf "$COPY/build/patched/$m"; done
+    for m in $wipe; do rm -rf "$COPY/build/kafka-modules/$m"; done
     mapfile -t args < <(gate_args "$commit")
     log "patch $n/${#SERIES[@]} $patch: compiling; gate: ${args[*]:-nothing (no Java or Scala file)}"
     result=passed passed=0

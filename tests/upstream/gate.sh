@@ -87,7 +87,7 @@ for j in "$UP"/testlibs/*.jar; do
         kafka-clients-$VERSION.jar|kafka-server-common-$VERSION.jar|kafka-storage-$VERSION.jar|kafka-server-$VERSION.jar|kafka_2.13-$VERSION.jar)
             if [[ -z "${GATE_STOCK:-}" ]]; then
                 art="${name%-$VERSION.jar}"; mod="${art#kafka-}"; [[ $art == kafka_2.13 ]] && mod=core
-                CP+=("$BUILD/patched/$mod/$art-$VERSION$SUFFIX.jar")
+                CP+=("$BUILD/kafka-modules/$mod/$art-$VERSION$SUFFIX.jar")
                 continue
             fi ;;
     esac
