@@ -44,7 +44,7 @@ def test_the_lock_lists_exactly_the_plugin_jars_maven_resolves(tmp_path):
         PLUGIN_LOCK, "\n".join(missing))
     assert not extra, "entries in %s that the build no longer resolves:\n%s" % (PLUGIN_LOCK, "\n".join(extra))
     # the plugins the poms run are among them, at the versions pom.xml pins
-    pom = (ROOT / "pom.xml").read_text() + (ROOT / "patched" / "core" / "pom.xml").read_text()
+    pom = (ROOT / "pom.xml").read_text() + (ROOT / "kafka-modules" / "core" / "pom.xml").read_text()
     for artifact in ("maven-compiler-plugin", "maven-surefire-plugin", "maven-jar-plugin", "maven-shade-plugin",
                      "maven-resources-plugin", "maven-install-plugin", "maven-dependency-plugin",
                      "exec-maven-plugin", "scala-maven-plugin"):

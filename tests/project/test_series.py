@@ -72,7 +72,7 @@ def test_throwaway_patch_becomes_a_commit_and_changes_the_jar(checkout):
     assert git(tree, "status", "--porcelain") == ""
     changed = git(tree, "diff", "--name-only", "HEAD~1", "HEAD")
     assert changed == PROBE
-    jar = checkout / "build" / "patched" / "clients" / ("kafka-clients-%s.jar" % DIST_VERSION)
+    jar = checkout / "build" / "kafka-modules" / "clients" / ("kafka-clients-%s.jar" % DIST_VERSION)
     listing = run(["unzip", "-Z1", str(jar)]).stdout.split()
     assert "org/apache/kafka/common/utils/SeriesProbe.class" in listing
     dist_jar = next((checkout / "build" / "dist").glob("*/libs/kafka-clients-%s.jar" % DIST_VERSION))
