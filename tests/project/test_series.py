@@ -177,3 +177,28 @@ def test_upstream_fixes_then_kip390_come_first_and_apply_to_pristine_upstream():
             run(["git", "-C", str(tree), "apply", "--cached", str(ROOT / "patches" / name)], env=env)
     finally:
         index.unlink(missing_ok=True)
+
+
+def changed_lines(diff_text):
+    """Lines a diff adds or removes, as git's --numstat counts them (headers excluded)."""
+    return sum(1 for l in diff_text.splitlines()
+               if (l.startswith("+") and not l.startswith("+++ ")) or (l.startswith("-") and not l.startswith("--- ")))
+
+
+def test_series_changes_each_line_about_once():
+    """A reviewer reads the series once: no patch reworks what an earlier one added, so the lines the patches change
+    add up to at most 1.1x the net diff from pristine 4.3.1 (a series that adds a design and then replaces it reads
+    both); and each patch stays reviewable, at most about 500 changed lines."""
+    tree = ROOT / "kafka"
+    if not (tree / ".git").is_dir():
+        pytest.skip("kafka/ is not materialized (./build.sh source)")
+    names = series()
+    per_patch = {}
+    for name in names:
+        body = header(name)[2].split("\n---\n", 1)[1]
+        per_patch[name] = changed_lines(body.rsplit("\n-- \n", 1)[0])
+    net = changed_lines(run(["git", "-C", str(tree), "diff", "upstream", "HEAD"]).stdout)
+    total = sum(per_patch.values())
+    assert total <= 1.1 * net, "the patches change %d lines for a net diff of %d (%.2fx)" % (total, net, total / net)
+    large = {n: c for n, c in per_patch.items() if c > 550}
+    assert not large, "patches over about 500 changed lines: %s" % large
