@@ -220,7 +220,7 @@ def test_broker_with_provider_recompresses_and_stock_consumer_reads(broker_facto
     got = produce_consume(b.bootstrap, "stock-gzip", "gzip", lines[:500], producer_stock=True)
     assert got == lines[:500]
     if name == "native":
-        # the provider's own metric, through upstream's Plugin/Monitorable (patch 0014), in the broker's JMX
+        # the provider's own metric, through upstream's Plugin/Monitorable (patch 0015), in the broker's JMX
         from test_provider_broker import jmx_attribute
         engines = jmx_attribute(dict(dist=DIST, jmx=jmx, env=dict(os.environ)), "native-engines",
                                 "kafka.server:type=plugins,config=compression.gzip.provider,class=NativeGzipCompressionService")

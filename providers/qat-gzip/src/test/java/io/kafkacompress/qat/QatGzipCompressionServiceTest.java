@@ -404,7 +404,7 @@ public class QatGzipCompressionServiceTest {
         assertEquals(0, buffers.lent.get(), "nothing borrowed");
     }
 
-    // ------------------------------------------------------------------ the whole-batch call (patch 0015)
+    // ------------------------------------------------------------------ the whole-batch call (patch 0016)
 
     /** A batch's records in an array with data before and after them, as a batch buffer has. */
     static ByteBuffer inputOf(byte[] data) {
