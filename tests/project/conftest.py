@@ -66,10 +66,32 @@ def stop_process_group(proc):
         proc.wait()
 
 
+# Listening ports come from below the kernel's ephemeral range and are reserved across the test processes CI runs
+# side by side: a port bind(0) returned and then released could be handed to another process's outgoing connection
+# (its source port) or to its own bind(0) before our broker bound it, and the broker then exits at start with
+# "Address already in use". A port is ours while this process holds the lock of its file in PORT_LOCKS.
+PORT_LOCKS = Path(os.environ.get("TMPDIR", "/tmp")) / "kafka-compress-test-ports"
+_reserved = []
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    import fcntl
+    import random
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    PORT_LOCKS.mkdir(exist_ok=True)
+    for _ in range(1000):
+        port = random.randrange(10000, low)
+        f = open(PORT_LOCKS / str(port), "a")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port))
+        except OSError:
+            f.close()
+            continue
+        _reserved.append(f)
+        return port
+    raise AssertionError("no free loopback port in 10000-%d" % low)
 
 
 def run(cmd, check=True, timeout=300, **kw):
@@ -308,7 +330,8 @@ class Broker:
             if self.proc.poll() is not None:
                 if expect_failure:
                     return self.proc.returncode
-                raise AssertionError("broker exited with %d:\n%s" % (self.proc.returncode, self.output()[-6000:]))
+                raise AssertionError("broker exited with %d:\n%s\n[...]\n%s" % (
+                    self.proc.returncode, "\n".join(self.errors()[:20]), self.output()[-4000:]))
             if "Kafka Server started" in self.output():
                 if expect_failure:
                     raise AssertionError("broker started although it should have refused to")
@@ -318,6 +341,12 @@ class Broker:
 
     def output(self):
         return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def errors(self):
+        """The ERROR and FATAL lines of the broker's output and their exceptions: the cause of an exit at start, which
+        the tail of a shutdown's INFO lines hides."""
+        return [line for line in self.output().splitlines()
+                if re.search(r"\b(ERROR|FATAL)\b|Exception|Error:", line)]
 
     def log_text(self, name):
         """The text of the broker's log file NAME (log-cleaner.log, say) and of the files it rolled into: Kafka's

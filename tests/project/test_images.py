@@ -12,14 +12,13 @@ import json
 import os
 import random
 import re
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import CONSOLE_PRODUCER_TIMEOUT, run, sent, tool
+from conftest import CONSOLE_PRODUCER_TIMEOUT, free_port, run, sent, tool
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
@@ -73,12 +72,6 @@ sh = run  # conftest's command runner: text output, raises with both streams on 
 
 def engine(*args, **kw):
     return sh(engine_argv() + list(args), env=engine_env(), **kw)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def unique(prefix):

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from conftest import CONSOLE_PRODUCER_TIMEOUT, sent, tool
+from conftest import CONSOLE_PRODUCER_TIMEOUT, free_port, sent, tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROVIDER_CLASS = "org.apache.kafka.common.compress.TestGzipCompressionService"
@@ -35,12 +35,6 @@ def dist_dir():
     found = sorted(glob.glob(os.path.join(ROOT, "build/dist/kafka_2.13-*/")))
     assert found, "no distribution under build/dist: run ./build.sh first"
     return found[0].rstrip("/")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_port(port, proc, timeout=90):
