@@ -200,3 +200,22 @@ def test_series_changes_each_line_about_once():
     assert total <= 1.1 * net, "the patches change %d lines for a net diff of %d (%.2fx)" % (total, net, total / net)
     large = {n: c for n, c in per_patch.items() if c > 550}
     assert not large, "patches over about 500 changed lines: %s" % large
+
+
+ITERATOR = re.compile(r"CloseableIterator<Record>\s+(streamingIterator|skipKeyValueIterator)\s*\(")
+
+
+def test_record_layer_declares_at_most_ten_iterators():
+    """How a batch is read (buffer supplier, the thread's providers, the bound on a record's size) travels in one
+    DecompressionContext rather than in overloads: the clients' main code declares streamingIterator() and
+    skipKeyValueIterator() at most 10 times (upstream 4.3.1: 7; each overload multiplies by the implementations)."""
+    tree = ROOT / "kafka"
+    if not (tree / ".git").is_dir():
+        pytest.skip("kafka/ is not materialized (./build.sh source)")
+    found = ["%s: %s" % (path.relative_to(tree), line.strip())
+             for path in sorted((tree / "clients" / "src" / "main").rglob("*.java"))
+             for line in path.read_text().splitlines() if ITERATOR.search(line)]
+    upstream = run(["git", "-C", str(tree), "grep", "-E", ITERATOR.pattern.replace(r"\s", "[[:space:]]"),
+                    "upstream", "--", "clients/src/main"], check=False).stdout.splitlines()
+    assert len(upstream) == 7, "upstream 4.3.1's declarations, counted the same way: %s" % upstream
+    assert len(found) <= 10, "%d declarations:\n%s" % (len(found), "\n".join(found))
