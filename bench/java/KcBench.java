@@ -7,6 +7,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.DefaultRecord;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
@@ -23,7 +24,6 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
 import java.util.Properties;
 import java.util.zip.GZIPOutputStream;
 
@@ -171,9 +171,15 @@ public final class KcBench {
             // not Configurable
         }
         cls.getMethod("checkAvailable").invoke(service);
-        Method open = cls.getMethod("compressedOutputStream", OutputStream.class, Optional.class);
+        // through the KIP-1121 framework, as a producer with the provider compresses a batch (the provider's
+        // whole-batch call, or the built-in codec for what it does not take); by reflection, as this class compiles
+        // against stock jars
+        Class<?> providerSet = Class.forName("org.apache.kafka.common.compress.ProviderSet");
+        Object providers = providerSet.getMethod("of", java.util.Map.class).invoke(null, java.util.Map.of(CompressionType.GZIP, service));
+        Method shared = providerSet.getMethod("sharedCompression", Compression.class);
         return (out, level) -> {
-            OutputStream s = (OutputStream) open.invoke(service, out, Optional.of(level));
+            Compression compression = (Compression) shared.invoke(providers, Compression.gzip().level(level).build());
+            OutputStream s = compression.wrapForOutput(out, RecordBatch.MAGIC_VALUE_V2);
             return buffered ? new BufferedOutputStream(s, 16 * 1024) : s;
         };
     }

@@ -53,9 +53,10 @@ def markdown(ctx, t2, chart_files):
     L.append("In process (`bench/java/KcBench.java`): about 1 MiB of records of each size, cut from the JSON data, "
              "framed by Kafka's `DefaultRecord.writeTo` (per-byte writes for the varint header fields), "
              "compressed as one batch. **direct** = every write goes straight into the gzip stream "
-             "(`GZIPOutputStream` with a 512 B buffer, Kafka before KAFKA-6430; a provider's stream as it is); "
+             "(`GZIPOutputStream` with a 512 B buffer, Kafka before KAFKA-6430; for a provider, the KIP-1121 "
+             "framework's stream, which holds the batch for the provider's one call); "
              "**buffered** = Kafka 4.3.1's `GzipCompression.wrapForOutput` (16 KiB `BufferedOutputStream` over "
-             f"an 8 KiB `GZIPOutputStream`; a provider's stream under the same 16 KiB buffer). MB/s of uncompressed "
+             f"an 8 KiB `GZIPOutputStream`; for a provider, the framework's stream under the same 16 KiB buffer). MB/s of uncompressed "
              f"records, median of {cfg.repeats} x {cfg.t2_seconds} s after a 1 s warm-up. CSV: `table2_kafka6430.csv`.\n")
     if t2:
         trs = []

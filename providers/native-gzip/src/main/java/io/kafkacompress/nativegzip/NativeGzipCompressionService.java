@@ -4,22 +4,15 @@
  */
 package io.kafkacompress.nativegzip;
 
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.compress.CompressionService;
-import org.apache.kafka.common.compress.GzipOutputStream;
 import org.apache.kafka.common.metrics.Gauge;
 import org.apache.kafka.common.metrics.Monitorable;
 import org.apache.kafka.common.metrics.PluginMetrics;
-import org.apache.kafka.common.utils.ByteBufferInputStream;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.Optional;
-import java.util.zip.GZIPInputStream;
 
 /**
  * gzip through native engines: ISA-L and libdeflate (Debian's {@code libisal2} and {@code libdeflate0}), over JNI,
@@ -27,20 +20,18 @@ import java.util.zip.GZIPInputStream;
  * and reads exactly what Kafka's built-in gzip codec reads: the same bytes, or a failure where it fails.
  * <p>
  * The engines serve Kafka's provider framework's whole-batch calls, which hand over a batch of up to 8 MiB at once
- * ({@link #compress(ByteBuffer, ByteBuffer, Optional)}, {@link #decompress(ByteBuffer, ByteBuffer)}). The streams
- * stream, with bounded memory, through zlib as the built-in codec does: neither whole-buffer engine can stream one
- * gzip member (libdeflate has no streaming API; ISA-L streams only at levels whose output is bigger than zlib's above
- * level 1), and a stream that held the whole batch to call them at its close would hold a second copy of it outside
- * the framework's bound per owner, which is exactly when the framework uses the stream: when its owner has no room
- * to lend for the whole-batch call. See the module README.
+ * ({@link #compress(ByteBuffer, ByteBuffer, Optional)}, {@link #decompress(ByteBuffer, ByteBuffer)}). The service
+ * has no streams: neither whole-buffer engine can stream one gzip member (libdeflate has no streaming API; ISA-L
+ * streams only at levels whose output is bigger than zlib's above level 1), and a stream that held the whole batch to
+ * call them at its close would hold a second copy of it outside the framework's bound per owner, which is exactly
+ * when the framework asks for a stream: when its owner has no room to lend for the whole-batch call. The framework's
+ * built-in codec streams those batches, and reads the batches {@link #maxDecompressedSize(ByteBuffer)} declines
+ * (several members, bytes after the member, over 8 MiB, direct buffers). See the module README.
  * <p>
  * Thread safe: native state is pooled and used by one thread at a time. The pools belong to this instance and
  * {@link #close()} frees them; the JNI library is loaded once per class loader, so no call takes a lock.
  */
 public class NativeGzipCompressionService implements CompressionService, Monitorable {
-
-    /** GzipCompression's deflater output buffer and GZIPInputStream buffer. */
-    private static final int STREAM_BUFFER = 8 * 1024;
 
     private final GzipEngines engines = new GzipEngines();
     private volatile boolean closed;
@@ -54,21 +45,6 @@ public class NativeGzipCompressionService implements CompressionService, Monitor
     public void checkAvailable() {
         String failure = NativeGzip.load();
         if (failure != null) throw new IllegalStateException("native gzip unavailable: " + failure);
-    }
-
-    /**
-     * One gzip member, streamed with bounded memory through Kafka's own {@link GzipOutputStream} at the level (zlib,
-     * byte for byte what the built-in codec writes; {@code flush()} never ends the member). The framework uses it
-     * when its owner has no room to lend for {@link #compress(ByteBuffer, ByteBuffer, Optional)}.
-     */
-    @Override
-    public OutputStream compressedOutputStream(OutputStream bufferStream, Optional<Integer> compressionLevel) {
-        requireUsable();
-        try {
-            return new GzipOutputStream(bufferStream, STREAM_BUFFER, GzipEngines.normalize(compressionLevel.orElse(null)));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);   // writing the header failed: the framework uses the built-in codec
-        }
     }
 
     /** A batch of up to {@link #maxWholeBatchBytes()} (the framework's own limit) is compressed in one engine call. */
@@ -102,25 +78,6 @@ public class NativeGzipCompressionService implements CompressionService, Monitor
     }
 
     /**
-     * The reader of Kafka's built-in codec ({@link GZIPInputStream} with an 8 KiB buffer), so its verdicts by
-     * construction: the framework reads through the stream the batches {@link #maxDecompressedSize(ByteBuffer)}
-     * declines (several members, bytes after the member, over 8 MiB, direct buffers), where a second decoder would
-     * have to match
-     * {@code GZIPInputStream} on every odd input, on trailing bytes down to where they fall in its 8 KiB buffer.
-     * Borrows nothing.
-     */
-    @Override
-    public InputStream decompressedInputStream(ByteBuffer buffer, BufferProvider decompressionBufferProvider) {
-        requireUsable();
-        try {
-            return new GZIPInputStream(new ByteBufferInputStream(buffer), STREAM_BUFFER);
-        } catch (IOException e) {
-            // as the built-in GzipCompression.wrapForInput reports a bad gzip header
-            throw new KafkaException(e);
-        }
-    }
-
-    /**
      * The native memory this service holds, in the owner's metrics (group {@code plugins}, tags {@code config} and
      * {@code class}, and a client's {@code client-id}): its native compressors and inflaters, in use and idle.
      */
@@ -140,8 +97,7 @@ public class NativeGzipCompressionService implements CompressionService, Monitor
 
     /**
      * Frees this service's native compressors and zlib-ng inflaters, idle ones now and those in use when their call
-     * gives them back. A stream or whole-batch call made afterwards throws, and the framework falls back to the
-     * built-in codec (a stream already open needs no engine and finishes its batch).
+     * gives them back. A whole-batch call made afterwards throws, and the framework falls back to the built-in codec.
      */
     @Override
     public void close() {
@@ -158,6 +114,6 @@ public class NativeGzipCompressionService implements CompressionService, Monitor
     public String toString() {
         return "native gzip (JNI: ISA-L " + NativeGzip.ISAL_LIBRARY + " at level 1, libdeflate "
             + NativeGzip.LIBDEFLATE_LIBRARY + " at levels 2-9, zlib-ng inflate; one call per batch of up to 8 MiB,"
-            + " zlib streams the rest)";
+            + " the built-in codec streams the rest)";
     }
 }

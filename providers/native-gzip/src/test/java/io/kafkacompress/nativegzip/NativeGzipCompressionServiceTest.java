@@ -45,6 +45,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -64,41 +65,24 @@ public class NativeGzipCompressionServiceTest {
     // ------------------------------------------------------------------ helpers
 
     /**
-     * What the provider writes for a batch as the framework hands it over: the whole-batch call (the engines) for a
-     * batch it takes, else the stream.
+     * What a batch becomes as the framework hands it over: the whole-batch call (the engines) for a batch the provider
+     * takes, else the built-in codec (the provider has no stream).
      */
     static byte[] providerCompress(CompressionService s, byte[] data, Integer level) throws IOException {
         int bound = s.maxCompressedSize(data.length);
-        if (bound < 0) return streamCompress(s, data, level);
+        if (bound < 0) {
+            assertNull(s.compressedOutputStream(new ByteArrayOutputStream(), Optional.ofNullable(level)));
+            return builtInCompress(data, level == null ? -1 : level);
+        }
         ByteBuffer out = ByteBuffer.allocate(bound);
         s.compress(ByteBuffer.wrap(data), out, Optional.ofNullable(level));
         return Arrays.copyOf(out.array(), out.position());
     }
 
-    /** The provider's stream, written in pieces of mixed sizes. */
-    static byte[] streamCompress(CompressionService s, byte[] data, Integer level) throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (OutputStream out = s.compressedOutputStream(bytes, Optional.ofNullable(level))) {
-            // as the framework does: a buffer in front, so mixed write sizes
-            int pos = 0;
-            Random r = new Random(data.length);
-            while (pos < data.length) {
-                int n = Math.min(data.length - pos, 1 + r.nextInt(40000));
-                if (n < 4) {
-                    out.write(data[pos]);
-                    n = 1;
-                } else {
-                    out.write(data, pos, n);
-                }
-                pos += n;
-            }
-        }
-        return bytes.toByteArray();
-    }
-
     /**
      * What the provider reads, as the framework asks it: the whole-batch call for a batch it takes (whatever it returns
-     * must be the built-in reader's bytes), else, or when the call throws, the stream.
+     * must be the built-in reader's bytes), else, or when the call throws, the built-in reader (the provider has no
+     * stream).
      */
     static byte[] providerDecompress(CompressionService s, byte[] gz) throws IOException {
         int size = s.maxDecompressedSize(ByteBuffer.wrap(gz));
@@ -109,12 +93,31 @@ public class NativeGzipCompressionServiceTest {
                 assertEquals(size, out.position(), "decoded what it announced");
                 return out.array();
             } catch (IOException e) {
-                // the framework lets the built-in reader decide: here the stream, which is that reader
+                // the framework lets the built-in reader decide
             }
         }
-        try (InputStream in = s.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
-            return in.readAllBytes();
+        assertNull(s.decompressedInputStream(ByteBuffer.wrap(gz), null));
+        return builtInDecompress(gz);
+    }
+
+    /** The framework with this provider, as a producer, consumer or broker holds it. */
+    static Compression framework(CompressionService s, int level) {
+        return ProviderSet.of(Map.of(CompressionType.GZIP, s)).sharedCompression(Compression.gzip().level(level).build());
+    }
+
+    static byte[] frameworkCompress(Compression framework, byte[] data) throws IOException {
+        ByteBufferOutputStream buf = new ByteBufferOutputStream(1024);
+        try (OutputStream out = framework.wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
+            out.write(data);
         }
+        ByteBuffer written = buf.buffer().flip();
+        byte[] gz = new byte[written.remaining()];
+        written.get(gz);
+        return gz;
+    }
+
+    static InputStream frameworkRead(Compression framework, ByteBuffer gz) {
+        return framework.wrapForInput(gz, RecordBatch.CURRENT_MAGIC_VALUE, BufferSupplier.create());
     }
 
     static byte[] builtInCompress(byte[] data, int level) throws IOException {
@@ -200,29 +203,27 @@ public class NativeGzipCompressionServiceTest {
     }
 
     /**
-     * The streams: one member whatever the writes (the framework's single write of a batch, pieces, single bytes), the
-     * built-in codec's bytes (zlib at the level), read back in reads of any size.
+     * No streams: the framework streams the batches the engines do not take with the built-in codec, one member past
+     * the whole-batch limit too, read back through the framework in reads of any size.
      */
     @Test
-    void theStreamsStreamOneMemberAndRoundTrip() throws IOException {
+    void theFrameworkStreamsWhatTheEnginesDoNotTakeWithTheBuiltInCodec() throws IOException {
+        assertNull(SERVICE.compressedOutputStream(new ByteArrayOutputStream(), Optional.of(6)));
+        assertNull(SERVICE.decompressedInputStream(ByteBuffer.wrap(builtInCompress(real(100), 6)), null));
         int[] sizes = {0, 1, 64 * 1024, 1 << 20, SERVICE.maxWholeBatchBytes(), SERVICE.maxWholeBatchBytes() + 5};
         for (int level : new int[] {1, 6}) {
+            Compression framework = framework(SERVICE, level);
             for (int size : sizes) {
                 byte[] data = real(size);
-                ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-                try (OutputStream out = SERVICE.compressedOutputStream(bytes, Optional.of(level))) {
-                    out.write(data);
-                }
-                byte[] gz = bytes.toByteArray();
-                assertArrayEquals(data, builtInDecompress(gz), "one write, level " + level + ", " + size + " B");
-                GzipMembers.assertOneMember(gz, data.length, "one write, level " + level + ", " + size + " B");
-                byte[] pieces = streamCompress(SERVICE, data, level);
-                assertArrayEquals(data, builtInDecompress(pieces), "pieces, level " + level + ", " + size + " B");
-                GzipMembers.assertOneMember(pieces, data.length, "pieces, level " + level + ", " + size + " B");
+                byte[] gz = frameworkCompress(framework, data);
+                assertArrayEquals(data, builtInDecompress(gz), "level " + level + ", " + size + " B");
+                GzipMembers.assertOneMember(gz, data.length, "level " + level + ", " + size + " B");
+                if (size > SERVICE.maxWholeBatchBytes())
+                    assertArrayEquals(builtInCompress(data, level), gz, "the built-in codec's bytes past the limit");
                 // big reads, small reads and both mixed
                 for (int[] reads : new int[][] {{1 << 20}, {16 * 1024}, {100}, {1, 70_000, 3, 16_384, 9_000}}) {
                     ByteArrayOutputStream back = new ByteArrayOutputStream();
-                    try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
+                    try (InputStream in = frameworkRead(framework, ByteBuffer.wrap(gz))) {
                         byte[] buf = new byte[1 << 20];
                         for (int i = 0; ; i++) {
                             int n = in.read(buf, 0, reads[i % reads.length]);
@@ -234,23 +235,6 @@ public class NativeGzipCompressionServiceTest {
                 }
             }
         }
-        // a big write, then small ones, then a flush: still one member
-        byte[] a = real(200_000);
-        byte[] b = random(5_000, 7);
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (OutputStream out = SERVICE.compressedOutputStream(bytes, Optional.of(6))) {
-            out.write(a);
-            out.write(b, 0, 10);
-            out.write(b[10]);
-            out.write(b, 11, b.length - 11);
-            out.flush();
-        }
-        ByteArrayOutputStream expected = new ByteArrayOutputStream();
-        expected.write(a);
-        expected.write(b);
-        assertArrayEquals(expected.toByteArray(), builtInDecompress(bytes.toByteArray()));
-        assertArrayEquals(expected.toByteArray(), providerDecompress(SERVICE, bytes.toByteArray()));
-        GzipMembers.assertOneMember(bytes.toByteArray(), expected.size(), "a big write, then small ones");
     }
 
     @Test
@@ -368,17 +352,18 @@ public class NativeGzipCompressionServiceTest {
 
     @Test
     void errorsAreIOExceptionsFromReadAndKafkaExceptionForABadHeader() throws IOException {
+        Compression framework = framework(SERVICE, 6);
         byte[] member = builtInCompress(real(100_000), 6);
         byte[] corrupt = member.clone();
         corrupt[member.length / 2] ^= 0x55;
-        try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(corrupt), null)) {
+        try (InputStream in = frameworkRead(framework, ByteBuffer.wrap(corrupt))) {
             in.readAllBytes();
             fail("corrupt data was read");
         } catch (IOException expected) {
             // the batch is reported corrupt, as with GZIPInputStream
         }
         try {
-            SERVICE.decompressedInputStream(ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), null);
+            frameworkRead(framework, ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})).read();
             fail("bad header accepted");
         } catch (KafkaException expected) {
             assertNotNull(expected.getCause());
@@ -453,26 +438,19 @@ public class NativeGzipCompressionServiceTest {
         }
     }
 
-    /** The stream is the built-in codec's reader: it borrows nothing, and reads direct buffers too. */
+    /** The whole-batch call takes heap buffers only: the framework reads direct ones with the built-in codec. */
     @Test
-    void theStreamBorrowsNothingAndReadsDirectBuffers() throws IOException {
-        Allocations.CountingBufferProvider provider = new Allocations.CountingBufferProvider();
+    void directBuffersAreReadByTheBuiltInCodec() throws IOException {
+        Compression framework = framework(SERVICE, 6);
         for (byte[] d : new byte[][] {real(1 << 20), real(500_000)}) {
             byte[] gz = builtInCompress(d, 6);
-            try (InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), provider)) {
-                byte[] piece = new byte[1000];
-                ByteArrayOutputStream got = new ByteArrayOutputStream();
-                for (int n; (n = in.read(piece)) >= 0; ) got.write(piece, 0, n);
-                assertArrayEquals(d, got.toByteArray());
-            }
             ByteBuffer direct = ByteBuffer.allocateDirect(gz.length);
             direct.put(gz).flip();
             assertEquals(-1, SERVICE.maxDecompressedSize(direct), "the whole-batch call takes heap buffers only");
-            try (InputStream in = SERVICE.decompressedInputStream(direct, provider)) {
+            try (InputStream in = frameworkRead(framework, direct)) {
                 assertArrayEquals(d, in.readAllBytes());
             }
         }
-        assertEquals(0, provider.lent.get());
     }
 
     @Test
@@ -537,6 +515,8 @@ public class NativeGzipCompressionServiceTest {
         assertTrue(after - before < 48 * 1024, "RSS grew by " + (after - before) + " KiB");
     }
 
+    private static final Compression CYCLE_FRAMEWORK = framework(SERVICE, 6);
+
     private static void cycle(byte[] batch, byte[] corrupt, int i) throws IOException {
         int level = 1 + i % 9;
         byte[] gz = providerCompress(SERVICE, batch, level);
@@ -549,11 +529,10 @@ public class NativeGzipCompressionServiceTest {
                 // expected
             }
         }
-        if (i % 10 == 3) {   // two members: the whole-batch call refuses them, the stream reads them
+        if (i % 10 == 3) {   // two members: the whole-batch call refuses them, the built-in reader reads them
             if (providerDecompress(SERVICE, concat(gz, gz)).length != 2 * batch.length) throw new AssertionError();
         }
-        if (i % 10 == 7) {   // the stream, and the whole-batch call without room for the member: engine given back
-            if (streamCompress(SERVICE, batch, level).length == 0) throw new AssertionError();
+        if (i % 10 == 7) {   // the whole-batch call without room for the member: engine given back
             try {
                 SERVICE.compress(ByteBuffer.wrap(batch), ByteBuffer.allocate(64), Optional.of(level));
                 throw new AssertionError("a member fit in 64 B");
@@ -561,8 +540,8 @@ public class NativeGzipCompressionServiceTest {
                 // expected
             }
         }
-        if (i % 10 == 5) {   // a stream abandoned half-way, closed
-            InputStream in = SERVICE.decompressedInputStream(ByteBuffer.wrap(gz), null);
+        if (i % 10 == 5) {   // a batch the framework decompressed whole, abandoned half-way, closed
+            InputStream in = frameworkRead(CYCLE_FRAMEWORK, ByteBuffer.wrap(gz));
             in.read(new byte[100]);
             in.close();
         }
@@ -642,34 +621,18 @@ public class NativeGzipCompressionServiceTest {
     }
 
     @Test
-    void streamsAfterCloseFailCleanlySoThatTheFrameworkFallsBack() throws IOException {
+    void callsAfterCloseFailCleanlySoThatTheFrameworkFallsBack() throws IOException {
         NativeGzipCompressionService s = new NativeGzipCompressionService();
         s.checkAvailable();
         byte[] batch = real(100_000);
-        ByteArrayOutputStream open = new ByteArrayOutputStream();
-        OutputStream openBeforeClose = s.compressedOutputStream(open, Optional.of(6));
-        openBeforeClose.write(batch, 0, 1000);
-        InputStream readBeforeClose = s.decompressedInputStream(ByteBuffer.wrap(builtInCompress(batch, 6)), null);
         s.close();
-        assertThrows(IllegalStateException.class, () -> s.compressedOutputStream(new ByteArrayOutputStream(), Optional.empty()));
-        assertThrows(IllegalStateException.class, () -> s.decompressedInputStream(ByteBuffer.wrap(builtInCompress(batch, 6)), null));
         assertThrows(IllegalStateException.class, () -> s.compress(ByteBuffer.wrap(batch), ByteBuffer.allocate(200_000), Optional.empty()));
         assertThrows(IllegalStateException.class, () -> s.decompress(ByteBuffer.wrap(builtInCompress(batch, 6)), ByteBuffer.allocate(100_000)));
-        // streams already open need no engine: they finish their batch
-        openBeforeClose.close();
-        assertArrayEquals(Arrays.copyOf(batch, 1000), builtInDecompress(open.toByteArray()));
-        assertArrayEquals(batch, readBeforeClose.readAllBytes());
         // through the framework: the built-in codec serves the batch
-        Compression framework = ProviderSet.of(Map.of(CompressionType.GZIP, s)).sharedCompression(Compression.gzip().level(6).build());
-        ByteBufferOutputStream buf = new ByteBufferOutputStream(1024);
-        try (OutputStream out = framework.wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
-            out.write(batch);
-        }
-        ByteBuffer written = buf.buffer().flip();
-        byte[] gz = new byte[written.remaining()];
-        written.get(gz);
+        Compression framework = framework(s, 6);
+        byte[] gz = frameworkCompress(framework, batch);
         assertArrayEquals(batch, builtInDecompress(gz));
-        try (InputStream in = framework.wrapForInput(ByteBuffer.wrap(gz), RecordBatch.CURRENT_MAGIC_VALUE, BufferSupplier.create())) {
+        try (InputStream in = frameworkRead(framework, ByteBuffer.wrap(gz))) {
             assertArrayEquals(batch, in.readAllBytes());
         }
         assertEquals(0, s.engines().live());
@@ -689,11 +652,11 @@ public class NativeGzipCompressionServiceTest {
     @Test
     void trailersClaimingSixtyFourMebibytesAllocateNothingOfThatSize() throws IOException {
         long bound = 8L * 1024 * 1024;
-        // the whole-batch call declines both (past 8 MiB), and the stream borrows nothing
+        // the whole-batch call declines both (past 8 MiB): the built-in codec reads them
         assertEquals(-1, SERVICE.maxDecompressedSize(ByteBuffer.wrap(Allocations.lyingTrailer())));
         assertEquals(-1, SERVICE.maxDecompressedSize(ByteBuffer.wrap(Allocations.bomb())));
-        Allocations.assertBounded(SERVICE, Allocations.lyingTrailer(), bound, 0, "100 KB member, trailer claiming 64 MiB");
-        Allocations.assertBounded(SERVICE, Allocations.bomb(), bound, 0, "64 MiB of zeros in one member");
+        Allocations.assertBounded(SERVICE, Allocations.lyingTrailer(), bound, "100 KB member, trailer claiming 64 MiB");
+        Allocations.assertBounded(SERVICE, Allocations.bomb(), bound, "64 MiB of zeros in one member");
     }
 
     static long rssKiB() throws IOException {

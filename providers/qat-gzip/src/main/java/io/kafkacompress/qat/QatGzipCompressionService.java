@@ -5,20 +5,14 @@
 package io.kafkacompress.qat;
 
 import org.apache.kafka.common.Configurable;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.compress.CompressionService;
-import org.apache.kafka.common.compress.GzipOutputStream;
 import org.apache.kafka.common.config.ConfigException;
 
 import com.intel.qat.QatZipper;
 
 import io.kafkacompress.slots.SlotPool;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.Locale;
 import java.util.Map;
@@ -26,7 +20,6 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.CRC32;
-import java.util.zip.GZIPInputStream;
 
 /**
  * gzip through Intel QAT with qat-java 2.3.2 (QATzip): on a QAT device when there is one, in QATzip's software path
@@ -36,12 +29,11 @@ import java.util.zip.GZIPInputStream;
  * <p>
  * Compression: exactly one gzip member per batch. The framework's whole-batch call
  * ({@link #compress(ByteBuffer, ByteBuffer, Optional)}) runs QATzip once from the batch's array straight
- * into the buffer it lends, within {@link #maxCompressedSize(int)}. The stream streams, with bounded memory, through
- * Kafka's own gzip writer (zlib, the built-in codec's bytes): qat-java compresses whole buffers only, each call one
- * member, so a QATzip stream of one member would have to hold the whole batch, and the framework uses the stream
- * exactly when its owner has no room to lend for such a batch.
- * Decompression: {@link GZIPInputStream} through its 8 KiB window, exactly as Kafka's built-in codec reads a batch.
- * QATzip's decompression is not used: in its software path (qat-java 2.3.2, QATzip 1.3.1) a failed call returns 0
+ * into the buffer it lends, within {@link #maxCompressedSize(int)}. The service has no stream, so the framework's
+ * built-in codec streams the other batches: qat-java compresses whole buffers only, each call one member, so a QATzip
+ * stream of one member would have to hold the whole batch, and the framework asks for a stream exactly when its owner
+ * has no room to lend for such a batch.
+ * Decompression: none; the framework's built-in codec reads every batch. QATzip's decompression is not used: in its software path (qat-java 2.3.2, QATzip 1.3.1) a failed call returns 0
  * bytes without an error and leaves the thread's inflate state unusable for every session with the same settings,
  * and a session left inside a stream decodes the next batch as its continuation, so a pooled session could return
  * another batch's bytes; ending and recreating sessions leaks QATzip's thread keys (after about 1,000 it logs
@@ -56,8 +48,6 @@ public class QatGzipCompressionService implements CompressionService, Configurab
     enum ConfiguredMode { AUTO, HARDWARE, SOFTWARE }
 
     static final int DEFAULT_LEVEL = 6;
-    /** GzipCompression's deflater output buffer and GZIPInputStream buffer. */
-    private static final int STREAM_BUFFER = 8 * 1024;
     private static final String CLOSED = "QAT gzip: the compression service is closed";
 
     private volatile ConfiguredMode mode = ConfiguredMode.AUTO;
@@ -140,21 +130,6 @@ public class QatGzipCompressionService implements CompressionService, Configurab
     }
 
     /**
-     * One gzip member, streamed with bounded memory through Kafka's own {@link GzipOutputStream} at the level (zlib,
-     * byte for byte what the built-in codec writes; {@code flush()} never ends the member). The framework uses it
-     * when its owner has no room to lend for {@link #compress(ByteBuffer, ByteBuffer, Optional)}.
-     */
-    @Override
-    public OutputStream compressedOutputStream(OutputStream bufferStream, Optional<Integer> compressionLevel) {
-        requireAvailable();
-        try {
-            return new GzipOutputStream(bufferStream, STREAM_BUFFER, normalize(compressionLevel.orElse(null)));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);   // writing the header failed: the framework uses the built-in codec
-        }
-    }
-
-    /**
      * The room {@link #compress(ByteBuffer, ByteBuffer, Optional)} writes into at most, for batches up to
      * {@link #maxWholeBatchBytes()} (the framework's own limit), so that it never overflows; -1 above. It is a true upper bound by construction: QATzip is given no more
      * room than this, so a member that would not fit fails the call (an IOException: the framework compresses the
@@ -216,27 +191,6 @@ public class QatGzipCompressionService implements CompressionService, Configurab
             output.array(), output.arrayOffset() + output.position(), room);
         input.position(input.limit());
         output.position(output.position() + n);
-    }
-
-    @Override
-    public InputStream decompressedInputStream(ByteBuffer buffer, BufferProvider decompressionBufferProvider) {
-        requireAvailable();
-        byte[] in;
-        int off;
-        int len = buffer.remaining();
-        if (buffer.hasArray()) {
-            in = buffer.array();
-            off = buffer.arrayOffset() + buffer.position();
-        } else {
-            in = new byte[len];
-            buffer.duplicate().get(in);
-            off = 0;
-        }
-        try {
-            return new GZIPInputStream(new ByteArrayInputStream(in, off, len), STREAM_BUFFER);
-        } catch (IOException e) {
-            throw new KafkaException(e);   // as the built-in GzipCompression.wrapForInput
-        }
     }
 
     /** An empty gzip member (what GZIPOutputStream writes for no input). */
@@ -344,8 +298,8 @@ public class QatGzipCompressionService implements CompressionService, Configurab
 
     /**
      * Ends this service's QATzip sessions: the idle ones now, those in use when their batch gives them back. A
-     * stream created afterwards throws {@link IllegalStateException}; a batch in flight fails with an
-     * {@link IOException} or is read by the JDK. Either way the framework falls back to the built-in codec.
+     * whole-batch call made afterwards, or in flight, fails with an {@link IOException}, and the framework falls back
+     * to the built-in codec.
      */
     @Override
     public void close() {

@@ -86,7 +86,7 @@ public class QatGzipCompressionServiceTest {
         if (EXPECT.equals("unavailable")) {
             assertTrue(unavailable != null && unavailable.contains("libqatzip.so.3"), String.valueOf(unavailable));
             // and every entry point refuses cleanly rather than crashing
-            assertThrows(IllegalStateException.class, () -> service.compressedOutputStream(new ByteArrayOutputStream(), Optional.empty()));
+            assertThrows(IOException.class, () -> service.compress(ByteBuffer.wrap(new byte[100]), ByteBuffer.allocate(200), Optional.empty()));
         }
     }
 
@@ -110,7 +110,10 @@ public class QatGzipCompressionServiceTest {
         return compress(service, data, level);
     }
 
-    /** What the service writes for a batch as the framework hands it over: QATzip's whole-batch call, else the stream. */
+    /**
+     * What a batch becomes as the framework hands it over: QATzip's whole-batch call, else the built-in codec (the
+     * service has no stream).
+     */
     static byte[] compress(QatGzipCompressionService s, byte[] data, Integer level) throws IOException {
         int bound = s.maxCompressedSize(data.length);
         if (bound >= 0) {
@@ -118,22 +121,15 @@ public class QatGzipCompressionServiceTest {
             s.compress(ByteBuffer.wrap(data), out, Optional.ofNullable(level));
             return Arrays.copyOf(out.array(), out.position());
         }
-        return stream(s, data, level);
+        assertNull(s.compressedOutputStream(new ByteArrayOutputStream(), Optional.ofNullable(level)));
+        return builtInCompress(data, level == null ? -1 : level);
     }
 
-    /** The stream, the batch in one write. */
-    static byte[] stream(QatGzipCompressionService s, byte[] data, Integer level) throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (OutputStream out = s.compressedOutputStream(bytes, Optional.ofNullable(level))) {
-            out.write(data);
-        }
-        return bytes.toByteArray();
-    }
-
+    /** What the framework reads a batch with for this service: the built-in codec (no whole-batch call, no stream). */
     static byte[] decompress(byte[] gz) throws IOException {
-        try (InputStream in = service.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
-            return in.readAllBytes();
-        }
+        assertEquals(-1, service.maxDecompressedSize(ByteBuffer.wrap(gz)));
+        assertNull(service.decompressedInputStream(ByteBuffer.wrap(gz), null));
+        return builtInDecompress(gz);
     }
 
     static byte[] builtInCompress(byte[] data, int level) throws IOException {
@@ -242,7 +238,6 @@ public class QatGzipCompressionServiceTest {
                 for (byte[] data : List.of(real(size), random(size, size + level))) {
                     byte[] mine = compress(data, level);
                     assertArrayEquals(data, builtInDecompress(mine), "QAT -> built-in, level " + level + ", " + size);
-                    assertArrayEquals(data, builtInDecompress(stream(service, data, level)), "stream, level " + level + ", " + size);
                     assertArrayEquals(data, decompress(mine), "QAT -> QAT, level " + level + ", " + size);
                     assertArrayEquals(data, decompress(builtInCompress(data, level)), "built-in -> QAT, level " + level + ", " + size);
                 }
@@ -337,11 +332,8 @@ public class QatGzipCompressionServiceTest {
         requireAvailable();
         QatGzipCompressionService s = newAvailableService();
         byte[] batch = real(100_000);
-        for (int level = 1; level <= 9; level++) {
-            try (InputStream in = s.decompressedInputStream(ByteBuffer.wrap(compress(s, batch, level)), null)) {
-                assertArrayEquals(batch, in.readAllBytes());
-            }
-        }
+        for (int level = 1; level <= 9; level++)
+            assertArrayEquals(batch, builtInDecompress(compress(s, batch, level)));
         int live = s.liveSessions();
         System.out.println("[qat-gzip] live QATzip sessions before close: " + live);
         assertTrue(live >= 9, "a session per level is pooled, got " + live);
@@ -350,21 +342,13 @@ public class QatGzipCompressionServiceTest {
     }
 
     @Test
-    void streamsAfterCloseFailCleanlySoThatTheFrameworkFallsBack() throws IOException {
+    void callsAfterCloseFailCleanlySoThatTheFrameworkFallsBack() throws IOException {
         requireAvailable();
         QatGzipCompressionService s = newAvailableService();
         byte[] batch = real(100_000);
-        ByteArrayOutputStream open = new ByteArrayOutputStream();
-        OutputStream openBeforeClose = s.compressedOutputStream(open, Optional.of(6));
-        openBeforeClose.write(batch);
         s.close();
-        assertThrows(IllegalStateException.class, () -> s.compressedOutputStream(new ByteArrayOutputStream(), Optional.empty()));
-        assertThrows(IllegalStateException.class, () -> s.decompressedInputStream(ByteBuffer.wrap(builtInCompress(batch, 6)), null));
         IOException e = assertThrows(IOException.class, () -> s.compress(ByteBuffer.wrap(batch), ByteBuffer.allocate(200_000), Optional.empty()));
         assertTrue(e.getMessage().contains("closed"), e.getMessage());
-        // a stream already open needs no session: it finishes its batch
-        openBeforeClose.close();
-        assertArrayEquals(batch, builtInDecompress(open.toByteArray()));
         Compression framework = ProviderSet.of(Map.of(CompressionType.GZIP, s)).sharedCompression(Compression.gzip().level(6).build());
         ByteBufferOutputStream buf = new ByteBufferOutputStream(1024);
         try (OutputStream out = framework.wrapForOutput(buf, RecordBatch.CURRENT_MAGIC_VALUE)) {
@@ -385,23 +369,22 @@ public class QatGzipCompressionServiceTest {
     void trailersClaimingSixtyFourMebibytesAllocateNothingOfThatSize() throws IOException {
         requireAvailable();
         long bound = 8L * 1024 * 1024;
-        // the JDK's reader decompresses for this provider: nothing borrowed, nothing sized by the trailer
-        Allocations.assertBounded(service, Allocations.lyingTrailer(), bound, 0, "100 KB member, trailer claiming 64 MiB");
-        Allocations.assertBounded(service, Allocations.bomb(), bound, 0, "64 MiB of zeros in one member");
+        // the built-in codec decompresses for this provider: nothing sized by the trailer
+        Allocations.assertBounded(service, Allocations.lyingTrailer(), bound, "100 KB member, trailer claiming 64 MiB");
+        Allocations.assertBounded(service, Allocations.bomb(), bound, "64 MiB of zeros in one member");
     }
 
     @Test
-    void decompressionIsTheJdksReaderWithNoWholeBatchCall() throws IOException {
+    void decompressionIsTheBuiltInCodecsWithNoWholeBatchCallOrStream() throws IOException {
         requireAvailable();
         byte[] batch = real(1024 * 1024);
         byte[] gz = compress(batch, 6);
         assertEquals(-1, service.maxDecompressedSize(ByteBuffer.wrap(gz)), "no whole-batch decompression call");
-        Allocations.CountingBufferProvider buffers = new Allocations.CountingBufferProvider();
-        try (InputStream in = service.decompressedInputStream(ByteBuffer.wrap(gz), buffers)) {
-            assertTrue(in instanceof GZIPInputStream);
+        assertNull(service.decompressedInputStream(ByteBuffer.wrap(gz), null), "no stream");
+        Compression framework = ProviderSet.of(Map.of(CompressionType.GZIP, service)).sharedCompression(Compression.gzip().build());
+        try (InputStream in = framework.wrapForInput(ByteBuffer.wrap(gz), RecordBatch.CURRENT_MAGIC_VALUE, BufferSupplier.create())) {
             assertArrayEquals(batch, in.readAllBytes());
         }
-        assertEquals(0, buffers.lent.get(), "nothing borrowed");
     }
 
     // ------------------------------------------------------------------ the whole-batch call (patch 0016)
@@ -578,17 +561,18 @@ public class QatGzipCompressionServiceTest {
                 service.compress(input, output, level);
             }
         });
-        // for comparison, the stream (zlib, streaming)
+        // for comparison, the built-in codec (zlib, streaming)
+        Compression builtIn = Compression.gzip().level(6).build();
         ByteBufferOutputStream sink = new ByteBufferOutputStream(data.length);
         long streamed = Allocations.allocatedBy(() -> {
             for (int i = 0; i < batches; i++) {
                 sink.position(0);
-                try (OutputStream out = service.compressedOutputStream(sink, level)) {
+                try (OutputStream out = builtIn.wrapForOutput(sink, RecordBatch.CURRENT_MAGIC_VALUE)) {
                     out.write(data);
                 }
             }
         });
-        System.out.printf("[qat-gzip] whole-batch call: %d batches of 1 MiB allocated %,d B in all (the stream: %,d B a batch)%n",
+        System.out.printf("[qat-gzip] whole-batch call: %d batches of 1 MiB allocated %,d B in all (the built-in codec: %,d B a batch)%n",
             batches, allocated, streamed / batches);
         assertTrue(allocated < 64 * 1024, "allocated " + allocated + " B for " + batches + " batches");
         output.flip();
@@ -599,8 +583,8 @@ public class QatGzipCompressionServiceTest {
 
     /**
      * Through the framework: a batch buffer with room for the bound (the member is written into it) and one without
-     * (into a lent array, or the stream), both one member; and the in-process speed of the whole-batch call against
-     * the stream (zlib, the built-in codec's speed).
+     * (into a lent array, or the built-in codec), both one member; and the in-process speed of the whole-batch call
+     * against the built-in codec (zlib).
      */
     @Test
     void wholeBatchCallThroughTheFrameworkAndItsSpeed() throws IOException {
@@ -625,6 +609,7 @@ public class QatGzipCompressionServiceTest {
         ByteBuffer input = ByteBuffer.wrap(batch);
         ByteBuffer output = ByteBuffer.allocate(service.maxCompressedSize(size));
         ByteBufferOutputStream sink = new ByteBufferOutputStream(size);
+        Compression builtIn = Compression.gzip().level(6).build();
         int rounds = Integer.getInteger("kc.qat.speed.rounds", 100);
         // alternated batch by batch, so that other work on the machine weighs on both alike
         long wholeNanos = 0;
@@ -636,7 +621,7 @@ public class QatGzipCompressionServiceTest {
             service.compress(input, output, Optional.of(6));
             long t1 = System.nanoTime();
             sink.position(0);
-            try (OutputStream out = service.compressedOutputStream(sink, Optional.of(6))) {
+            try (OutputStream out = builtIn.wrapForOutput(sink, RecordBatch.CURRENT_MAGIC_VALUE)) {
                 out.write(batch);
             }
             long t2 = System.nanoTime();
@@ -647,7 +632,7 @@ public class QatGzipCompressionServiceTest {
         }
         double wholeMBs = rounds * (double) size / wholeNanos * 1e3;
         double streamMBs = rounds * (double) size / streamNanos * 1e3;
-        System.out.printf("[qat-gzip] in-process speed, 1 MiB json batches, level 6, %d alternating pairs: whole-batch call %.1f MB/s, stream %.1f MB/s (%.2fx)%n",
+        System.out.printf("[qat-gzip] in-process speed, 1 MiB json batches, level 6, %d alternating pairs: whole-batch call %.1f MB/s, built-in codec %.1f MB/s (%.2fx)%n",
             rounds, wholeMBs, streamMBs, wholeMBs / streamMBs);
     }
 

@@ -7,6 +7,8 @@ package io.kafkacompress.testkit;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.compress.CompressionService;
+import org.apache.kafka.common.compress.ProviderSet;
+import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
@@ -24,16 +26,18 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Optional;
+import java.util.Map;
 import java.util.Random;
 import java.util.zip.CRC32;
 import java.util.zip.Deflater;
 
 /**
- * A differential fuzzer of a gzip {@link CompressionService}'s reader against Kafka's built-in gzip reader
- * ({@code GzipCompression.wrapForInput}, what consumers and brokers run): for every input, both must give the same
- * bytes, or both must fail (the exception class may differ). It also checks that a read never writes into the
- * caller's array past the bytes it returns.
+ * A differential fuzzer of reading through a gzip {@link CompressionService}, as the framework of a producer,
+ * consumer or broker with the provider reads (the provider's whole-batch call, else its stream if it has one, else the
+ * built-in reader), against Kafka's built-in gzip reader ({@code GzipCompression.wrapForInput}, what consumers and
+ * brokers without a provider run): for every input, both must give the same bytes, or both must fail (the exception
+ * class may differ). Each input also goes to the provider's whole-batch call alone, whose bytes must be the built-in
+ * reader's. It also checks that a read never writes into the caller's array past the bytes it returns.
  * <p>
  * Inputs: members written by the built-in codec and by the provider (JSON records, random bytes, long runs, tiny
  * inputs giving fixed-Huffman blocks, stored blocks), then mutated: bit flips, truncations, header flags and
@@ -50,6 +54,8 @@ import java.util.zip.Deflater;
 public final class GzipFuzz {
 
     private final CompressionService service;
+    // the framework with the provider, as its owner holds it, per level (index 0: the default level)
+    private final Compression[] framework = new Compression[10];
     private final String name;
     private final byte[] json;
     private final Random r;
@@ -60,6 +66,10 @@ public final class GzipFuzz {
 
     public GzipFuzz(CompressionService service, String name, byte[] json, long seed) {
         this.service = service;
+        ProviderSet providers = ProviderSet.of(Map.of(CompressionType.GZIP, service));
+        framework[0] = providers.sharedCompression(Compression.gzip().build());
+        for (int level = 1; level <= 9; level++)
+            framework[level] = providers.sharedCompression(builtIn(level));
         this.name = name;
         this.json = json;
         this.r = new Random(seed);
@@ -93,15 +103,17 @@ public final class GzipFuzz {
     }
 
     /**
-     * The provider's verdict, reading as the framework does (one read into an array with room for the batch) or in
-     * pieces of random sizes; fails the run when a read writes past the bytes it returns.
+     * The verdict of the framework with the provider (its whole-batch call for a batch it takes, else its stream if it
+     * has one, else the built-in reader), read in one read into an array with room for the batch or in pieces of
+     * random sizes; fails the run when a read writes past the bytes it returns.
      */
     public byte[] provider(byte[] gz, int readPattern) {
         byte[] buf = new byte[readPattern == 0 ? trailerSize(gz) + 64 : 70_000];
         Arrays.fill(buf, (byte) 0x5a);
         ByteArrayOutputStream got = new ByteArrayOutputStream();
         Random reads = new Random(gz.length);
-        try (InputStream in = service.decompressedInputStream(ByteBuffer.wrap(gz), null)) {
+        try (InputStream in = framework[0].wrapForInput(ByteBuffer.wrap(gz), RecordBatch.CURRENT_MAGIC_VALUE,
+                BufferSupplier.NO_CACHING)) {
             for (;;) {
                 int off = readPattern == 0 ? 0 : reads.nextInt(100);
                 int len = readPattern == 0 ? buf.length : 1 + reads.nextInt(buf.length - off - 1);
@@ -248,19 +260,9 @@ public final class GzipFuzz {
         return gz;
     }
 
-    /** A member the provider writes: with its whole-batch call when it has one (its engine), else its stream. */
+    /** A member the framework writes with the provider: its whole-batch call (its engine) when it takes the batch. */
     private byte[] providerWrite(byte[] data, int level) throws IOException {
-        int bound = service.maxCompressedSize(data.length);
-        if (bound >= 0) {
-            ByteBuffer out = ByteBuffer.allocate(bound);
-            service.compress(ByteBuffer.wrap(data), out, Optional.of(level));
-            return Arrays.copyOf(out.array(), out.position());
-        }
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (OutputStream out = service.compressedOutputStream(bytes, Optional.of(level))) {
-            out.write(data);
-        }
-        return bytes.toByteArray();
+        return write(framework[level], data);
     }
 
     /** A gzip member around raw deflate data, with the CRC-32 and size of content. */

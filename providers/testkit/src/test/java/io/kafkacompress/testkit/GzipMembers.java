@@ -11,12 +11,10 @@ import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
 import java.util.zip.CRC32;
 import java.util.zip.DataFormatException;
@@ -40,9 +38,9 @@ public final class GzipMembers {
         (8 << 20) + 1, (16 << 20) + 3, 64 << 20};
 
     /**
-     * Asserts one member for every size in {@link #SIZES}: through the KIP-1121 framework as Kafka uses it
-     * ({@code ProviderSet#sharedCompression}, the batch in one write), and written straight into the provider's
-     * stream in pieces of random sizes (with single bytes), at levels 1 and 6 (every level up to 1 MiB).
+     * Asserts one member for every size in {@link #SIZES} through the KIP-1121 framework as Kafka uses it
+     * ({@code ProviderSet#sharedCompression}): the batch in one write, and in pieces of random sizes (with single
+     * bytes), at levels 1 and 6 (every level up to 1 MiB).
      */
     public static void assertOneMemberPerBatch(CompressionService service, String name, byte[] json) throws IOException {
         Random r = new Random(17);
@@ -61,8 +59,8 @@ public final class GzipMembers {
                 b.get(gz);
                 assertOneMember(gz, size, name + " through the framework, " + size + " B, level " + level);
 
-                ByteArrayOutputStream pieces = new ByteArrayOutputStream();
-                try (OutputStream out = service.compressedOutputStream(pieces, Optional.of(level))) {
+                ByteBufferOutputStream pieces = new ByteBufferOutputStream(size / 4 + 64);
+                try (OutputStream out = framework.wrapForOutput(pieces, RecordBatch.CURRENT_MAGIC_VALUE)) {
                     int pos = 0;
                     while (pos < size) {
                         int n = Math.min(size - pos, r.nextInt(4) == 0 ? 1 : 1 + r.nextInt(r.nextBoolean() ? 300_000 : 5_000));
@@ -71,7 +69,10 @@ public final class GzipMembers {
                         pos += n;
                     }
                 }
-                assertOneMember(pieces.toByteArray(), size, name + " written in pieces, " + size + " B, level " + level);
+                b = pieces.buffer().flip();
+                gz = new byte[b.remaining()];
+                b.get(gz);
+                assertOneMember(gz, size, name + " written in pieces, " + size + " B, level " + level);
             }
         }
         System.out.println("[" + name + "] one gzip member per batch: 0 B to 64 MiB, through the framework and in pieces");
