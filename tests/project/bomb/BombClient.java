@@ -250,7 +250,7 @@ public class BombClient {
             }
             if (!provider.isEmpty()) {
                 ObjectName name = new ObjectName("kafka.consumer:type=consumer-compression-provider-metrics,client-id=bomb-consumer,codec=gzip");
-                for (String attribute : new String[] {"decompression-batches-total", "decompression-fallbacks-total"})
+                for (String attribute : new String[] {"decompression-batches-total", "decompression-fallbacks-total", "decompression-bypassed-memory-total"})
                     System.out.println(attribute + "=" + ManagementFactory.getPlatformMBeanServer().getAttribute(name, attribute));
             }
         }
