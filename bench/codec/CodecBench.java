@@ -5,8 +5,9 @@
 
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.compress.CompressionProviders;
 import org.apache.kafka.common.compress.CompressionService;
+import org.apache.kafka.common.compress.ProviderSet;
+import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.ByteBufferOutputStream;
@@ -63,7 +64,10 @@ public class CodecBench {
         }
     }
 
-    /** A provider the way Kafka uses it: through the KIP-1121 framework (CompressionProviders.withProvider). */
+    /**
+     * A provider the way Kafka uses it: through the KIP-1121 framework, in a ProviderSet as its owner holds it (a
+     * producer's shared Compression to compress, a thread's handle to decompress).
+     */
     static final class Provider implements Codec {
         final CompressionService service;
         final BufferSupplier supplier = BufferSupplier.create();
@@ -72,9 +76,10 @@ public class CodecBench {
 
         Provider(CompressionService service) {
             this.service = service;
+            ProviderSet owner = ProviderSet.of(Map.of(CompressionType.GZIP, service));
             for (int level = 1; level <= 9; level++)
-                byLevel[level] = CompressionProviders.withProvider(Compression.gzip().level(level).build(), service);
-            forDecompression = CompressionProviders.withProvider(Compression.gzip().build(), service);
+                byLevel[level] = owner.sharedCompression(Compression.gzip().level(level).build());
+            forDecompression = owner.threadProviders().forDecompression(CompressionType.GZIP);
         }
 
         public byte[] compress(byte[] batch, int level) throws IOException {

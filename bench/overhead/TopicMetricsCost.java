@@ -5,9 +5,9 @@ import org.apache.kafka.common.record.internal.CompressionType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.SimpleRecord;
-import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.PrimitiveRef;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.server.common.RequestLocal;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.LogValidator;
 import org.apache.kafka.storage.internals.log.RecordValidationStats;
@@ -50,7 +50,7 @@ public class TopicMetricsCost {
                 built.buffer().duplicate().get(bytes);
                 // validated again and again in place: the pass rewrites the same offsets each time
                 MemoryRecords input = MemoryRecords.readableRecords(java.nio.ByteBuffer.wrap(bytes));
-                BufferSupplier supplier = BufferSupplier.create();
+                RequestLocal requestLocal = RequestLocal.withThreadConfinedCaching();
                 double[] validate = new double[rounds], update = new double[rounds];
                 RecordValidationStats last = null;
                 for (int r = 0; r < rounds; r++) {
@@ -59,7 +59,7 @@ public class TopicMetricsCost {
                     for (int i = 0; i < iterations; i++) {
                         last = new LogValidator(input, new TopicPartition("t", 0), Time.SYSTEM, codec, Compression.of(codec).build(),
                             false, RecordBatch.MAGIC_VALUE_V2, TimestampType.CREATE_TIME, Long.MAX_VALUE, Long.MAX_VALUE,
-                            0, AppendOrigin.CLIENT).validateMessagesAndAssignOffsets(PrimitiveRef.ofLong(0), NO_RECORDER, supplier)
+                            0, AppendOrigin.CLIENT).validateMessagesAndAssignOffsets(PrimitiveRef.ofLong(0), NO_RECORDER, requestLocal)
                             .recordValidationStats();
                     }
                     validate[r] = (System.nanoTime() - start) / (double) iterations;

@@ -17,6 +17,7 @@ import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.PrimitiveRef;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.server.common.RequestLocal;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.LogValidator;
 
@@ -77,8 +78,8 @@ public class ValidatorBench {
             providers = ProviderSet.of(Map.of(CompressionType.GZIP, service));
         }
         // one thread's buffers and its handle on the owner's providers, as a broker's request handler has them
-        BufferSupplier bufferSupplier = BufferSupplier.create();
         ThreadProviders threadProviders = providers.threadProviders();
+        RequestLocal requestLocal = new RequestLocal(BufferSupplier.create(), threadProviders);
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long warmUpEnd = System.nanoTime() + (long) (Math.min(5, seconds / 3) * 1e9);
         long end = System.nanoTime() + (long) (seconds * 1e9);
@@ -98,8 +99,8 @@ public class ValidatorBench {
             LogValidator validator = new LogValidator(MemoryRecords.readableRecords(ByteBuffer.wrap(wire.clone())),
                 new TopicPartition("t", 0), Time.SYSTEM, source.type(), target, false, RecordBatch.CURRENT_MAGIC_VALUE,
                 TimestampType.CREATE_TIME, Long.MAX_VALUE, Long.MAX_VALUE, 0, AppendOrigin.CLIENT);
-            out = validator.validateMessagesAndAssignOffsets(PrimitiveRef.ofLong(0), NO_METRICS, bufferSupplier,
-                threadProviders).validatedRecords().sizeInBytes();
+            out = validator.validateMessagesAndAssignOffsets(PrimitiveRef.ofLong(0), NO_METRICS, requestLocal)
+                .validatedRecords().sizeInBytes();
             batches++;
         }
         double wall = (System.nanoTime() - wallStart) / 1e9;
@@ -108,8 +109,7 @@ public class ValidatorBench {
         System.out.printf("%s -> gzip-6, %s: %,d records (%,d B) a batch, %,d B stored; %,d batches in %.1f s: "
                 + "%.2f CPU ms per MB, %.0f MB/s%n", args[1], provider, records, bytes, out, batches, wall,
             cpu * 1000 / mb, mb / wall);
-        bufferSupplier.close();
-        threadProviders.close();
+        requestLocal.close();
         providers.close();
     }
 }

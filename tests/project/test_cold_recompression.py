@@ -1,4 +1,4 @@
-"""recompression.lag.ms on a running broker from the distribution (patch 0030): an lz4 topic with
+"""recompression.lag.ms on a running broker from the distribution (patch 0031): an lz4 topic with
 cleanup.policy=delete is set, with kafka-configs.sh and no restart, to have its closed segments rewritten
 in zstd 19 by the log cleaner. Bytes on disk before and after come from the segment files and
 kafka-dump-log.sh; every batch keeps its offsets, and every record is read back with its offset, before and

@@ -205,10 +205,11 @@ def test_series_changes_each_line_about_once():
 ITERATOR = re.compile(r"CloseableIterator<Record>\s+(streamingIterator|skipKeyValueIterator)\s*\(")
 
 
-def test_record_layer_declares_at_most_ten_iterators():
+def test_record_layer_declares_no_more_iterators_than_upstream():
     """How a batch is read (buffer supplier, the thread's providers, the bound on a record's size) travels in one
     DecompressionContext rather than in overloads: the clients' main code declares streamingIterator() and
-    skipKeyValueIterator() at most 10 times (upstream 4.3.1: 7; each overload multiplies by the implementations)."""
+    skipKeyValueIterator() no more often than upstream 4.3.1 does (7; each overload multiplies by the
+    implementations), and none of them takes a BufferSupplier, which would read without the thread's providers."""
     tree = ROOT / "kafka"
     if not (tree / ".git").is_dir():
         pytest.skip("kafka/ is not materialized (./build.sh source)")
@@ -218,4 +219,65 @@ def test_record_layer_declares_at_most_ten_iterators():
     upstream = run(["git", "-C", str(tree), "grep", "-E", ITERATOR.pattern.replace(r"\s", "[[:space:]]"),
                     "upstream", "--", "clients/src/main"], check=False).stdout.splitlines()
     assert len(upstream) == 7, "upstream 4.3.1's declarations, counted the same way: %s" % upstream
-    assert len(found) <= 10, "%d declarations:\n%s" % (len(found), "\n".join(found))
+    assert len(found) <= len(upstream), "%d declarations:\n%s" % (len(found), "\n".join(found))
+    assert not [f for f in found if "BufferSupplier" in f], "\n".join(found)
+
+
+# Where the patched main code reads or writes batches with the built-in codecs on purpose (ThreadProviders.NONE,
+# ProviderSet.NONE, or a DecompressionContext of a buffer supplier alone), and how often: anywhere else the
+# owner's providers must be passed. Declarations and javadoc do not count.
+BUILT_IN_ON_PURPOSE = {
+    # the empty set's threads' handle, and a one-argument DecompressionContext, which says so
+    "clients/src/main/java/org/apache/kafka/common/compress/ProviderSet.java": 1,
+    "clients/src/main/java/org/apache/kafka/common/record/internal/DecompressionContext.java": 1,
+    # upstream's Iterable view of a batch (for-each), and offsetOfMaxTimestamp: no reading thread to ask
+    "clients/src/main/java/org/apache/kafka/common/record/internal/DefaultRecordBatch.java": 1,
+    "clients/src/main/java/org/apache/kafka/common/record/internal/RecordBatch.java": 1,
+    # a share consumer loads no providers (KafkaShareConsumer refuses the settings)
+    "clients/src/main/java/org/apache/kafka/clients/consumer/internals/ShareCompletedFetch.java": 1,
+    # ListOffsets by timestamp, local and remote: a few records of one batch, on a thread without providers
+    "clients/src/main/java/org/apache/kafka/common/record/internal/FileRecords.java": 1,
+    "storage/src/main/java/org/apache/kafka/server/log/remote/storage/RemoteLogManager.java": 1,
+    # upstream's RequestLocal factories (coordinators' and tests' appends) say they use the built-in codecs
+    "server-common/src/main/java/org/apache/kafka/server/common/RequestLocal.java": 2,
+    # upstream's test constructors of CleanerConfig
+    "storage/src/main/java/org/apache/kafka/storage/internals/log/CleanerConfig.java": 1,
+    # a broker before start-up and after shutdown; a controller's and the raft test server's handlers
+    "core/src/main/scala/kafka/server/BrokerServer.scala": 2,
+    "core/src/main/scala/kafka/server/ControllerServer.scala": 1,
+    "core/src/main/scala/kafka/tools/TestRaftServer.scala": 1,
+}
+NONE = re.compile(r"\b(ThreadProviders|ProviderSet)\.NONE\b")
+
+
+def built_in_uses(line):
+    """ThreadProviders.NONE and ProviderSet.NONE in a line, and DecompressionContext.of() with one argument."""
+    count = len(NONE.findall(line))
+    for m in re.finditer(r"DecompressionContext\.of\(", line):
+        depth, i = 1, m.end()
+        while i < len(line) and depth:
+            depth += {"(": 1, ")": -1}.get(line[i], 0)
+            if depth == 1 and line[i] == ",":
+                break
+            i += 1
+        count += depth == 0
+    return count
+
+
+def test_main_code_reads_without_providers_only_where_listed():
+    """No overload or default drops an owner's providers: the main code that reads or writes batches with the
+    built-in codecs does so explicitly, in the places BUILT_IN_ON_PURPOSE lists with their reasons."""
+    tree = ROOT / "kafka"
+    if not (tree / ".git").is_dir():
+        pytest.skip("kafka/ is not materialized (./build.sh source)")
+    listed = run(["git", "-C", str(tree), "grep", "-l", "-E", r"(ThreadProviders|ProviderSet)\.NONE|DecompressionContext\.of\(",
+                  "HEAD", "--", "*/src/main/*"], check=False).stdout.split()
+    found = {}
+    for name in listed:
+        path = name.split(":", 1)[1]
+        code = [line for line in (tree / path).read_text().splitlines()
+                if not line.strip().startswith(("*", "/*", "//"))]
+        count = sum(built_in_uses(line) for line in code)
+        if count:
+            found[path] = count
+    assert found == BUILT_IN_ON_PURPOSE

@@ -1,4 +1,4 @@
-"""recompression.lag.ms on a topic with tiered storage (patch 0035): the log cleaner rewrites each closed segment
+"""recompression.lag.ms on a topic with tiered storage (patch 0036): the log cleaner rewrites each closed segment
 before the remote log manager copies it, so remote storage gets the dense copy. The remote store is upstream's
 LocalTieredStorage (kafka-storage 4.3.1's test jar, build/upstream/testlibs, checked against
 upstream/artifacts.sha256) in the test's directory. An lz4 topic rewritten into zstd 19 is compared with the same

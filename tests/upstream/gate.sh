@@ -37,11 +37,11 @@ PACKAGES=(
 # Test classes of the code the series changes that upstream keeps in another
 # module's package (the Scala log cleaner tests exercise storage's Cleaner), and
 # of the Scala code the series changes in core (the broker's request handlers
-# and LogManager, patch 0028; the produce answers and their log line in ReplicaManager and KafkaApis, patch 0004;
-# ReplicaManager's compression metrics, patch 0029; the topic configurations in
-# LogConfig, patches 0006, 0008 and 0030; the broker's configuration, which defines
-# max.decompressed.message.bytes, patch 0006, and the provider keys, patch 0028; the offset every
-# replica holds, which Partition and the replica fetcher keep on each log, patch 0038), which
+# and LogManager, patch 0029; the produce answers and their log line in ReplicaManager and KafkaApis, patch 0004;
+# ReplicaManager's compression metrics, patch 0030; the topic configurations in
+# LogConfig, patches 0006, 0008 and 0031; the broker's configuration, which defines
+# max.decompressed.message.bytes, patch 0006, and the provider keys, patch 0029; the offset every
+# replica holds, which Partition and the replica fetcher keep on each log, patch 0039), which
 # the package scan of Java files misses.
 CLASSES=(
     kafka.server.KafkaConfigTest

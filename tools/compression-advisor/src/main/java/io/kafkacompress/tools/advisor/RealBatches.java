@@ -33,6 +33,7 @@ import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.record.internal.DecompressionContext;
 import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -240,7 +241,7 @@ final class RealBatches {
         } else {
             // the records as an uncompressed batch holds them: what the producer's batch.size counts
             int recordBytes = 0;
-            try (CloseableIterator<Record> it = batch.streamingIterator(buffers)) {
+            try (CloseableIterator<Record> it = batch.streamingIterator(DecompressionContext.of(buffers))) {
                 while (it.hasNext()) {
                     recordBytes += it.next().sizeInBytes();
                     count++;
