@@ -1,8 +1,8 @@
 """The benchmarks' Java sources compile against the jars their scripts compile them against.
 
-`./build.sh bench` compiles only bench/java/KcBench.java; the standalone scripts (bench/codec/run.sh,
-bench/validator/run.sh, bench/overhead/run.sh and topic-metrics.sh) compile theirs when someone runs them, so a change
-to the patched API would otherwise break them unseen. Each is compiled here with the classpath its script uses.
+Each script compiles its source only when it runs: `./build.sh bench` runs bench/java/KcBench.java and
+bench/codec/run.sh, the standalone scripts (bench/validator/run.sh, bench/overhead/run.sh and topic-metrics.sh) only
+when someone runs them, so a change to the patched API would otherwise break them unseen. Each is compiled here with the classpath its script uses.
 """
 import subprocess
 
