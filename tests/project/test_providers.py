@@ -10,6 +10,8 @@
 - Both providers: exactly one gzip member per batch (0 B-64 MiB), the corpus of reproducers
   (providers/testkit/corpus) and a 60 s differential fuzz run (NativeGzipConformanceTest) on the host.
   The container part is skipped, with the reason printed, when no container engine works here.
+- A broker with each provider recompressing, read by a stock consumer; and the clients' own provider: whole
+  kafka-producer-perf-test.sh and kafka-consumer-perf-test.sh runs whose provider metrics show it did the work.
 """
 import os
 import re
@@ -226,3 +228,45 @@ def test_broker_with_provider_recompresses_and_stock_consumer_reads(broker_facto
                                 "kafka.server:type=plugins,config=compression.gzip.provider,class=NativeGzipCompressionService")
         say(f"broker with {name}: native-engines = {engines}")
         assert int(engines) >= 1, engines
+
+
+def provider_metric(out, group, name):
+    """The value --print-metrics prints for a provider metric of a client's registry (group, name, codec=gzip)."""
+    m = re.search(r"^%s:%s:\{[^}]*codec=gzip[^}]*\}\s*:\s*([0-9.,]+)\s*$" % (re.escape(group), re.escape(name)),
+                  out, re.M)
+    assert m, "no %s:%s in the tool's --print-metrics output:\n%s" % (group, name, out[-3000:])
+    return float(m.group(1).replace(",", ""))
+
+
+def test_clients_compress_and_decompress_through_their_providers(broker_factory, tmp_path):
+    """Whole kafka-producer-perf-test.sh and kafka-consumer-perf-test.sh runs with the native gzip provider, to a
+    broker without one: the producer's compression-batches-total and the consumer's decompression-batches-total
+    (--print-metrics, each client's own registry) count the batches the provider did, none fell back, and the
+    consumer reads every record. Configured but unused, a provider would leave them at 0."""
+    from conftest import DATA, require_dist, tool
+    require_dist()
+    b = broker_factory("plain")
+    n = 20000
+    provider = ["compression.gzip.provider=" + PROVIDERS["native"], "compression.gzip.provider.required=true"]
+    tool("kafka-topics.sh", "--bootstrap-server", b.bootstrap, "--create", "--topic", "through-provider")
+    out = tool("kafka-producer-perf-test.sh", "--topic", "through-provider", "--num-records", str(n),
+               "--throughput", "-1", "--payload-file", str(DATA / "json-records.ndjson"), "--print-metrics",
+               "--producer-props", "bootstrap.servers=" + b.bootstrap, "compression.type=gzip",
+               "batch.size=262144", "linger.ms=20", *provider).stdout
+    batches = provider_metric(out, "producer-compression-provider-metrics", "compression-batches-total")
+    fallbacks = provider_metric(out, "producer-compression-provider-metrics", "compression-fallbacks-total")
+    say(f"producer: {batches:.0f} batches compressed by the provider, {fallbacks:.0f} fell back")
+    assert batches > 0 and fallbacks == 0, (batches, fallbacks)
+
+    config = tmp_path / "consumer.properties"
+    config.write_text("\n".join(provider) + "\n")
+    out = tool("kafka-consumer-perf-test.sh", "--bootstrap-server", b.bootstrap, "--topic", "through-provider",
+               "--num-records", str(n), "--consumer.config", str(config), "--print-metrics", "--timeout", "60000").stdout
+    batches = provider_metric(out, "consumer-compression-provider-metrics", "decompression-batches-total")
+    fallbacks = provider_metric(out, "consumer-compression-provider-metrics", "decompression-fallbacks-total")
+    header, values = next((line, next(it)) for it in [iter(out.splitlines())] for line in it
+                          if line.startswith("start.time"))
+    consumed = int(dict(zip([h.strip() for h in header.split(",")], values.split(",")))["data.consumed.in.nMsg"])
+    say(f"consumer: {consumed} records, {batches:.0f} batches decompressed by the provider, {fallbacks:.0f} fell back")
+    assert consumed == n, out[-3000:]
+    assert batches > 0 and fallbacks == 0, (batches, fallbacks)
