@@ -264,9 +264,9 @@ def test_clients_compress_and_decompress_through_their_providers(broker_factory,
                "--num-records", str(n), "--consumer.config", str(config), "--print-metrics", "--timeout", "60000").stdout
     batches = provider_metric(out, "consumer-compression-provider-metrics", "decompression-batches-total")
     fallbacks = provider_metric(out, "consumer-compression-provider-metrics", "decompression-fallbacks-total")
-    header, values = next((line, next(it)) for it in [iter(out.splitlines())] for line in it
-                          if line.startswith("start.time"))
-    consumed = int(dict(zip([h.strip() for h in header.split(",")], values.split(",")))["data.consumed.in.nMsg"])
+    lines = out.splitlines()
+    i = next(i for i, line in enumerate(lines) if line.startswith("start.time"))
+    consumed = int(dict(zip((h.strip() for h in lines[i].split(",")), lines[i + 1].split(",")))["data.consumed.in.nMsg"])
     say(f"consumer: {consumed} records, {batches:.0f} batches decompressed by the provider, {fallbacks:.0f} fell back")
     assert consumed == n, out[-3000:]
     assert batches > 0 and fallbacks == 0, (batches, fallbacks)
