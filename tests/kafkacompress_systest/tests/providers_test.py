@@ -1,6 +1,7 @@
 """4. Providers: brokers with the native (ISA-L/libdeflate) gzip provider and, in another run, the QAT
 provider in software mode; stock 4.3.1 clients, ours, librdkafka (confluent-kafka) and kafka-python read
-each other's data, every record checked by content; the provider metric shows the provider did the work.
+each other's data, every record checked by content; the provider metrics of the brokers, of our producer and of our
+consumer show the provider did the work.
 Reports "skipped: provider not built" when the jars are not in the distribution. The qat-gzip case runs only with
 KC_SYSTEST_FULL=1 (./build.sh test --full): CI runs the native-gzip case, and the project tests put the QAT provider
 on a broker with every client (test_providers.py, test_client_interop.py, test_qat_provider_bomb.py)."""
@@ -28,6 +29,14 @@ OBJ = "kafka.server:type=compression-provider-metrics,codec=gzip"
 def parse_jmx(out):
     """JmxTool --report-format properties output ("<object name>:<attribute>=<value>" lines) -> {attribute: value}."""
     return dict(re.findall(r"^kafka\.server:type=compression-provider-metrics,.*?codec=\w+:([A-Za-z-]+)=(.*)$", out, re.M))
+
+
+def client_batches(summary, name):
+    """The client's provider metric `name` (e.g. compression-batches-total) from SysTestClient's
+    compression_metrics ("<group>:<name>{<tags>}=<value>; ..."), summed over codecs; 0 when absent."""
+    found = re.findall(r"compression-provider-metrics:%s\{[^}]*\}=([0-9.Ee+-]+)" % re.escape(name),
+                       summary.get("compression_metrics") or "")
+    return sum(float(v) for v in found)
 
 
 class ProvidersTest(Test):
@@ -76,12 +85,21 @@ class ProvidersTest(Test):
             with timed(times, "produce"):
                 res = producer.run_once(topic=topic, client=pclient, configs=dict(pcfg, **{"linger.ms": 20}))
             assert res["acked"] == RECORDS and res["failed"] == 0, "%s: %s" % (label, res)
+            if pclient == "ours" and pcfg.get("compression.gzip.provider"):
+                # the producer's own batches, not only the brokers': a producer that loads its provider but
+                # compresses with the built-in codec passes every other check here
+                assert client_batches(res, "compression-batches-total") > 0, \
+                    "%s: the producer's provider compressed nothing: %s" % (label, res.get("compression_metrics"))
             verified = []
             for cclient in cclients:
                 with timed(times, "verify"):
                     v = consumer.assert_verified(topic, [producer], client=cclient,
                                                  configs=ccfg if cclient in ("ours", "stock") else {})
                 verified.append("%s %d" % (cclient, v["matched"]))
+                if cclient == "ours" and ccfg.get("compression.gzip.provider") and provider == "native-gzip":
+                    # QAT decompresses nothing itself; the native provider reads every gzip batch it is handed
+                    assert client_batches(v, "decompression-batches-total") > 0, \
+                        "%s: the consumer's provider decompressed nothing: %s" % (label, v.get("compression_metrics"))
             s = DumpLog(kafka).summary(node, topic)
             assert set(s["codecs"]) == {"gzip"}, "%s: %s" % (label, s)
             rows.append([label, pclient, ", ".join(verified), "%.0f" % res["records_per_sec"]])
